@@ -1,0 +1,273 @@
+// Command agentready scans a website for AI-agent readiness.
+//
+//	agentready scan <url> [--json] [--timeout 20s] [--min-level N] [--min-score N] [--allow-private|--no-private]
+//
+// Exit codes: 0 done, 1 --min-level or --min-score not reached, 2 usage error,
+// 3 site unreachable.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/report"
+)
+
+const (
+	exitOK          = 0
+	exitBelowTarget = 1
+	exitUsage       = 2
+	exitUnreachable = 3
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `agentready — how ready is a website for AI agents?
+
+Usage:
+  agentready scan <url> [flags]    scan a site (48 checks, levels 1–4)
+  agentready checks [--json]       list the check catalog
+  agentready help                  show this help
+
+Scan flags:
+  --json             print the report as the API's JSON (ScanResult)
+  --timeout D        whole-scan deadline (default 20s)
+  --min-level N      exit 1 unless the site reaches level N (0–3)
+  --min-score N      exit 1 unless the score is at least N (0–100)
+  --allow-private    allow loopback and private-network targets and any port
+                     (the default for the CLI, so you can scan your dev server)
+  --no-private       refuse loopback/private addresses and ports other than 80/443,
+                     as the hosted service does
+  Cloud-metadata, link-local and multicast addresses are always refused.
+
+A bare host (example.com) is scanned over https; an explicit http:// is kept.
+Exit codes: 0 done, 1 --min-level/--min-score not reached, 2 usage error, 3 site unreachable.
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "scan":
+		return scanCmd(args[1:], stdout, stderr)
+	case "checks":
+		return checksCmd(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "agentready: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+type scanFlags struct {
+	json         bool
+	timeout      time.Duration
+	minLevel     int
+	minScore     int
+	allowPrivate bool
+	noPrivate    bool
+}
+
+// parseInterspersed lets flags come before or after the URL.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos = append(pos, args[0])
+			args = args[1:]
+		}
+	}
+	return pos, nil
+}
+
+func scanCmd(args []string, stdout, stderr io.Writer) int {
+	var f scanFlags
+	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs.BoolVar(&f.json, "json", false, "")
+	fs.DurationVar(&f.timeout, "timeout", 20*time.Second, "")
+	fs.IntVar(&f.minLevel, "min-level", -1, "")
+	fs.IntVar(&f.minScore, "min-score", -1, "")
+	fs.BoolVar(&f.allowPrivate, "allow-private", false, "")
+	fs.BoolVar(&f.noPrivate, "no-private", false, "")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	switch {
+	case len(pos) != 1:
+		fmt.Fprintf(stderr, "agentready scan: give exactly one URL (got %d)\n", len(pos))
+		return exitUsage
+	case f.allowPrivate && f.noPrivate:
+		fmt.Fprintln(stderr, "agentready scan: --allow-private and --no-private contradict each other")
+		return exitUsage
+	case f.minLevel > 3:
+		fmt.Fprintln(stderr, "agentready scan: --min-level must be 0–3 (level 4 is reported as the indexable score)")
+		return exitUsage
+	case f.minScore > 100:
+		fmt.Fprintln(stderr, "agentready scan: --min-score must be 0–100")
+		return exitUsage
+	case f.timeout <= 0:
+		fmt.Fprintln(stderr, "agentready scan: --timeout must be positive")
+		return exitUsage
+	}
+	private := !f.noPrivate
+	sc := engine.New(engine.Options{
+		Deadline: f.timeout,
+		Fetch:    fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: private, AllowAnyPort: private}},
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	prog := newProgress(stderr, !f.json)
+	res, stats, err := sc.ScanWithStats(ctx, pos[0], prog.event)
+	prog.done()
+	if err != nil {
+		var se *engine.ScanError
+		if !errors.As(err, &se) {
+			se = &engine.ScanError{Code: "internal", Message: err.Error()}
+		}
+		if f.json {
+			writeJSON(stdout, report.NewError(titleFor(se.Code), se.Code, se.Message))
+		} else {
+			fmt.Fprintf(stderr, "agentready: %s\n", se.Message)
+		}
+		switch se.Code {
+		case "invalid_url":
+			return exitUsage
+		case "site_unreachable":
+			return exitUnreachable
+		}
+		return exitUsage
+	}
+	if f.json {
+		writeJSON(stdout, res)
+	} else {
+		render(stdout, res, stats, colorOK(stdout))
+	}
+	if (f.minLevel >= 0 && res.CurrentLevel < f.minLevel) || (f.minScore >= 0 && res.Score.Value < f.minScore) {
+		if !f.json {
+			fmt.Fprintf(stderr, "agentready: target not reached (level %d, score %d; wanted level ≥ %d, score ≥ %d)\n", res.CurrentLevel, res.Score.Value, max(f.minLevel, 0), max(f.minScore, 0))
+		}
+		return exitBelowTarget
+	}
+	return exitOK
+}
+
+func titleFor(code string) string {
+	switch code {
+	case "invalid_url":
+		return "Invalid URL"
+	case "site_unreachable":
+		return "Site unreachable"
+	case "canceled":
+		return "Scan canceled"
+	}
+	return "Scan failed"
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func colorOK(w io.Writer) bool {
+	if _, set := os.LookupEnv("NO_COLOR"); set {
+		return false
+	}
+	return isTTY(w) && os.Getenv("TERM") != "dumb"
+}
+
+// progress draws a live line on a terminal's stderr.
+type progress struct {
+	w       io.Writer
+	on      bool
+	checked int
+	total   int
+}
+
+func newProgress(w io.Writer, want bool) *progress {
+	return &progress{w: w, on: want && isTTY(w), total: 48}
+}
+
+func (p *progress) event(e engine.Event) {
+	if !p.on {
+		return
+	}
+	switch e.Kind {
+	case engine.EventStarted:
+		fmt.Fprintf(p.w, "\r\033[Kscanning %s …", e.URL)
+	case engine.EventGathered:
+		fmt.Fprintf(p.w, "\r\033[Kfetched %d URLs, checking …", e.Requests)
+	case engine.EventCheckFinished:
+		p.checked++
+		fmt.Fprintf(p.w, "\r\033[K[%2d/%d] %s %s", p.checked, p.total, e.Check.ID, e.Check.Name)
+	}
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func render(w io.Writer, r *report.Result, st *engine.Stats, color bool) {
+	paint := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return "\033[" + code + "m" + s + "\033[0m"
+	}
+	sym := map[report.Status]string{report.Pass: paint("32", "✓"), report.Partial: paint("33", "◐"), report.Fail: paint("31", "✗"), report.NA: paint("90", "–")}
+	s := r.Score
+	fmt.Fprintf(w, "%s\n", paint("1", "Agent readiness of "+r.URL))
+	fmt.Fprintf(w, "Score %d/100 (grade %s) · Level %d %s · Indexable %d/100\n", s.Value, s.Grade, r.CurrentLevel, s.LevelName, s.Indexable.Value)
+	fmt.Fprintf(w, "%d passed, %d partial, %d failed, %d not applicable\n", s.Passed, s.Partial, s.Failed, s.NA)
+	for _, lp := range r.Levels {
+		fmt.Fprintf(w, "\n%s\n", paint("1", fmt.Sprintf("Level %d · %s — %d/%d passed", lp.Level.Number, lp.Level.Name, lp.Passed, lp.Total-lp.NA)))
+		for _, c := range r.Checks {
+			if c.Level != lp.Level.Number {
+				continue
+			}
+			fmt.Fprintf(w, "  %s %-5s %-28s %s\n", sym[c.Status], c.ID, c.Name, c.Message)
+			if c.Recommendation != "" {
+				fmt.Fprintf(w, "          %s %s\n", paint("36", "→"), c.Recommendation)
+			}
+		}
+	}
+	if st != nil {
+		fmt.Fprintf(w, "\n%d requests in %d rounds, %s\n", st.Requests, st.Rounds, st.Duration.Round(time.Millisecond))
+	}
+}
+

@@ -1,0 +1,103 @@
+package checks
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/report"
+)
+
+func at(r *fetch.Response) string {
+	if r == nil {
+		return ""
+	}
+	if r.FinalURL != "" {
+		return r.FinalURL
+	}
+	return r.RequestURL
+}
+
+func pass(msg string, details any, foundAt string) Outcome {
+	return Outcome{Status: report.Pass, Message: msg, Details: details, FoundAt: foundAt}
+}
+
+func partial(msg, rec string, details any, foundAt string) Outcome {
+	return Outcome{Status: report.Partial, Message: msg, Recommendation: rec, Details: details, FoundAt: foundAt}
+}
+
+func fail(msg, rec string, details any) Outcome {
+	return Outcome{Status: report.Fail, Message: msg, Recommendation: rec, Details: details}
+}
+
+func na(msg string) Outcome { return Outcome{Status: report.NA, Message: msg} }
+
+// absence explains why a probed document counts as absent.
+func absence(r *fetch.Response) string {
+	switch {
+	case r == nil:
+		return "not requested"
+	case r.Err != nil:
+		return "request failed: " + shortErr(r.Err)
+	case r.OK() && r.LooksHTML():
+		return fmt.Sprintf("answered %d with an HTML page (a soft 404)", r.Status)
+	default:
+		return fmt.Sprintf("answered %d", r.Status)
+	}
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// probe is the details entry for one fetched URL.
+type probe struct {
+	URL    string `json:"url"`
+	Status int    `json:"status,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+func probeOf(r *fetch.Response) probe {
+	p := probe{URL: r.RequestURL, Status: r.Status}
+	if !r.Found() {
+		p.Note = absence(r)
+	}
+	return p
+}
+
+// homeNote is appended to HTML-based messages when the homepage was not a plain 200.
+func homeNote(a *gather.Artifacts) string {
+	if a.Home != nil && (a.Home.Status < 200 || a.Home.Status > 299) {
+		return fmt.Sprintf(" (the homepage answered %d %s)", a.Home.Status, http.StatusText(a.Home.Status))
+	}
+	return ""
+}
+
+func noPage(a *gather.Artifacts) Outcome {
+	return fail("The homepage is not an HTML page, so there is nothing to read"+homeNote(a)+".",
+		"Serve an HTML homepage (Content-Type: text/html) at the site root.", map[string]any{"contentType": a.Home.ContentType(), "status": a.Home.Status})
+}
+
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, part := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

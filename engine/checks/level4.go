@@ -1,0 +1,356 @@
+package checks
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/jsonld"
+	"github.com/agentready/agentready/engine/xmldoc"
+)
+
+func init() {
+	register(Definition{ID: "4.1", Level: 4, Name: "Googlebot Allowed", LooksFor: "The RFC 9309 effective robots.txt rule for Googlebot on /.",
+		Rule: "pass: allowed (including when there is no robots.txt). fail: disallowed, or robots.txt answers 5xx or not at all.",
+		Fix:  "Allow Googlebot to crawl /: remove `Disallow: /` from the groups that apply to it."}, googlebot)
+	register(Definition{ID: "4.2", Level: 4, Name: "Google-Extended Policy", LooksFor: "robots.txt groups naming Google-Extended.",
+		Rule: "pass: a group naming Google-Extended (any policy). fail: none.",
+		Fix:  "Decide whether Gemini may train on and ground in your content, and say so: `User-agent: Google-Extended` then `Allow: /` or `Disallow: /`."}, googleExtended)
+	register(Definition{ID: "4.3", Level: 4, Name: "Homepage Indexable", LooksFor: "X-Robots-Tag headers (generic or googlebot-scoped) and <meta name=\"robots\"> / <meta name=\"googlebot\">.",
+		Rule: "pass: no noindex. partial: nosnippet or max-snippet:0 (blocks grounding). fail: noindex (or none).",
+		Fix:  "Remove `noindex` (and `nosnippet`) from the homepage's X-Robots-Tag header and robots meta tag."}, indexable)
+	register(Definition{ID: "4.4", Level: 4, Name: "Sitemap Present", LooksFor: "Sitemap: lines in robots.txt (relative URLs resolved against robots.txt), else /sitemap.xml.",
+		Rule: "pass: robots.txt declares a sitemap and it parses (urlset or sitemapindex). partial: a valid /sitemap.xml not declared in robots.txt, or a declared sitemap that is unreachable or invalid. fail: none.",
+		Fix:  "Publish /sitemap.xml and declare it in robots.txt: `Sitemap: https://example.com/sitemap.xml`."}, sitemap)
+	register(Definition{ID: "4.5", Level: 4, Name: "HTTPS", LooksFor: "The scanned URL's scheme and, for https sites, the http:// homepage (redirects not followed).",
+		Rule: "pass: served over https, and http:// redirects (301/308) to https on the same host. partial: https, but http serves content, redirects with 302/307 or elsewhere, or does not answer. fail: http only.",
+		Fix:  "Serve the site over https and redirect http:// permanently (301) to the same URL on https."}, https)
+	register(Definition{ID: "4.6", Level: 4, Name: "Mobile Viewport", LooksFor: "<meta name=\"viewport\">.",
+		Rule: "pass: width=device-width. partial: it also disables zoom (user-scalable=no or maximum-scale=1). fail: none.",
+		Fix:  "Add `<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">`."}, viewport)
+	register(Definition{ID: "4.7", Level: 4, Name: "JSON-LD Present", LooksFor: "<script type=\"application/ld+json\"> blocks on the homepage.",
+		Rule: "pass: at least one block that parses. partial: blocks exist but none parses. fail: none.",
+		Fix:  "Describe the page with schema.org JSON-LD in a `<script type=\"application/ld+json\">` block."}, jsonLDPresent)
+	register(Definition{ID: "4.8", Level: 4, Name: "Entity Schema", LooksFor: "The whole JSON-LD graph (nested nodes, @graph).",
+		Rule: "pass: an Organization, WebSite or LocalBusiness node (or a schema.org subtype such as Corporation or OnlineStore) with name and url. partial: such a node without name or url. fail: none.",
+		Fix:  "Add an Organization (or WebSite) node with `name`, `url`, `logo` and `sameAs` to the homepage's JSON-LD."}, entitySchema)
+	register(Definition{ID: "4.9", Level: 4, Name: "Canonical URL", LooksFor: "The first <link rel=\"canonical\"> (rel read as a token list).",
+		Rule: "pass: resolves to this origin's root. partial: another path, another host (www vs apex included), or unparsable. fail: none.",
+		Fix:  "Add `<link rel=\"canonical\" href=\"https://example.com/\">` naming the homepage's own URL."}, canonical)
+	register(Definition{ID: "4.10", Level: 4, Name: "Heading Hierarchy", LooksFor: "Headings of the parsed DOM.",
+		Rule: "Issues: not exactly one h1; no h2; a level skipped within the first 20 headings. pass: no issue. partial: one. fail: two or more.",
+		Fix:  "Use one h1 for the page's subject, h2 for its sections, and never skip a level."}, headings)
+	register(Definition{ID: "4.11", Level: 4, Name: "Image Alt Coverage", LooksFor: "<img> elements and their alt attributes (empty alt allowed for decoration).",
+		Rule: "share with alt: pass ≥ 0.8, partial ≥ 0.5, fail below. na: no images.",
+		Fix:  "Give every meaningful image an alt text, and decorative ones `alt=\"\"`."}, imageAlt)
+	register(Definition{ID: "4.12", Level: 4, Name: "Substantive Content", LooksFor: "Words of main content after dropping nav, header, footer, aside, script, style, svg, noscript, template (Chinese and Japanese text counted at two characters a word).",
+		Rule: "pass ≥ 300 words, partial ≥ 150, fail below.",
+		Fix:  "Put real, server-rendered text on the homepage: what you offer, for whom, and how to use it."}, substantive)
+}
+
+func googlebot(a *gather.Artifacts) Outcome {
+	r := a.Robots
+	if r.Err != nil || r.Status >= 500 {
+		return fail("robots.txt is unreachable ("+absence(r)+"), which tells Googlebot to crawl nothing.", "Make /robots.txt answer 200 or 404.", probeOf(r))
+	}
+	if a.RobotsFile == nil {
+		return pass("There is no robots.txt, so Googlebot may crawl everything.", nil, "")
+	}
+	d := a.RobotsFile.Check("Googlebot", "/")
+	det := map[string]any{"explicitGroup": d.Explicit}
+	where := at(r)
+	if d.Rule != nil {
+		det["rule"] = fmt.Sprintf("%s: %s", map[bool]string{true: "Allow", false: "Disallow"}[d.Rule.Allow], d.Rule.Pattern)
+		where += fmt.Sprintf("#L%d", d.Rule.Line)
+	}
+	if d.Allowed {
+		return pass("robots.txt lets Googlebot crawl the homepage.", det, where)
+	}
+	return Outcome{Status: "fail", Message: "robots.txt blocks Googlebot from the homepage.", Details: det, FoundAt: where}
+}
+
+func googleExtended(a *gather.Artifacts) Outcome {
+	if a.RobotsFile == nil {
+		return fail("There is no robots.txt, so no Google-Extended policy is stated ("+absence(a.Robots)+").", "", nil)
+	}
+	if !a.RobotsFile.NamesExplicitly("Google-Extended") {
+		return fail("robots.txt has no group for Google-Extended.", "", nil)
+	}
+	d := a.RobotsFile.Check("Google-Extended", "/")
+	policy := "allows"
+	if !d.Allowed {
+		policy = "blocks"
+	}
+	return pass("robots.txt states a Google-Extended policy: it "+policy+" Gemini training and grounding.", map[string]bool{"allowed": d.Allowed}, at(a.Robots))
+}
+
+var maxSnippetZero = regexp.MustCompile(`max-snippet\s*:\s*0\b`)
+
+// robotsDirectives reads an X-Robots-Tag value; scoped values ("bot: noindex")
+// count only when the bot is googlebot.
+func robotsDirectives(v string) (string, bool) {
+	l := strings.ToLower(strings.TrimSpace(v))
+	if i := strings.Index(l, ":"); i > 0 {
+		bot := strings.TrimSpace(l[:i])
+		if !strings.ContainsAny(bot, " ,") && bot != "max-snippet" && bot != "max-image-preview" && bot != "max-video-preview" && bot != "unavailable_after" {
+			return l[i+1:], bot == "googlebot"
+		}
+	}
+	return l, true
+}
+
+func indexable(a *gather.Artifacts) Outcome {
+	var noindex, nosnippet []string
+	scan := func(where, v string) {
+		for _, d := range strings.Split(v, ",") {
+			d = strings.TrimSpace(d)
+			switch {
+			case d == "noindex" || d == "none":
+				noindex = append(noindex, where+": "+d)
+			case d == "nosnippet" || maxSnippetZero.MatchString(d):
+				nosnippet = append(nosnippet, where+": "+d)
+			}
+		}
+	}
+	for _, v := range a.Home.Header.Values("X-Robots-Tag") {
+		if d, applies := robotsDirectives(v); applies {
+			scan("X-Robots-Tag", d)
+		}
+	}
+	if a.Page != nil {
+		for _, m := range a.Page.Metas {
+			if m.Name == "robots" || m.Name == "googlebot" {
+				scan("<meta name=\""+m.Name+"\">", strings.ToLower(m.Content))
+			}
+		}
+	}
+	det := map[string]any{"noindex": noindex, "nosnippet": nosnippet}
+	switch {
+	case len(noindex) > 0:
+		return Outcome{Status: "fail", Message: "The homepage asks search engines not to index it (" + noindex[0] + ").", Details: det, FoundAt: at(a.Home)}
+	case len(nosnippet) > 0:
+		return partial("The homepage may be indexed but forbids snippets ("+nosnippet[0]+"), so AI answers cannot quote it.", "Remove `nosnippet` / `max-snippet:0` so answers can ground on your text.", det, at(a.Home))
+	}
+	return pass("Nothing stops search engines from indexing the homepage"+homeNote(a)+".", nil, at(a.Home))
+}
+
+func sitemap(a *gather.Artifacts) Outcome {
+	r := a.Sitemap
+	info := xmldoc.Info{}
+	if r != nil && r.OK() {
+		info = xmldoc.Detect(r.Body)
+	}
+	valid := info.Kind.IsSitemap() && info.Valid
+	relative := false
+	if a.RobotsFile != nil {
+		for _, s := range a.RobotsFile.Sitemaps {
+			if u, err := url.Parse(s); err == nil && !u.IsAbs() {
+				relative = true
+			}
+		}
+	}
+	det := map[string]any{"url": a.SitemapURL, "declared": a.SitemapDeclared, "kind": info.Kind, "entries": info.Entries}
+	if relative {
+		det["note"] = "robots.txt uses a relative Sitemap URL; it was resolved against robots.txt, but the format asks for an absolute URL"
+	}
+	switch {
+	case valid && a.SitemapDeclared:
+		return pass(fmt.Sprintf("robots.txt declares a %s sitemap with %s.", info.Kind, plural(info.Entries, "entry", "entries")), det, at(r))
+	case valid:
+		return partial("A valid /sitemap.xml exists but robots.txt does not declare it.", "Add `Sitemap: "+a.Origin+"/sitemap.xml` to robots.txt.", det, at(r))
+	case a.SitemapDeclared:
+		return partial("robots.txt declares "+a.SitemapURL+", but it is not a valid sitemap ("+absence(r)+").", "Make the declared sitemap URL serve a valid urlset or sitemapindex.", det, at(r))
+	}
+	return fail("No sitemap: robots.txt declares none and /sitemap.xml is not a sitemap ("+absence(r)+").", "", det)
+}
+
+func https(a *gather.Artifacts) Outcome {
+	if a.Target.Scheme != "https" {
+		return fail("The site was scanned over plain http.", "Serve the site over https (and scan the https URL); agents and browsers treat http as unsafe.", nil)
+	}
+	r := a.HTTPProbe
+	if r == nil || r.Err != nil {
+		return partial("The site is served over https, but http:// does not answer, so links and typed URLs with http:// fail instead of redirecting.", "Listen on port 80 and redirect every request (301) to https.", map[string]string{"http": absence(r)}, "")
+	}
+	loc := r.Header.Get("Location")
+	det := map[string]any{"httpStatus": r.Status, "location": loc}
+	target, _ := url.Parse(r.RequestURL)
+	toHTTPS := false
+	if u, err := target.Parse(loc); err == nil && loc != "" {
+		toHTTPS = u.Scheme == "https" && strings.EqualFold(u.Hostname(), a.Target.Hostname())
+	}
+	switch {
+	case (r.Status == 301 || r.Status == 308) && toHTTPS:
+		return pass(fmt.Sprintf("https, and http:// redirects permanently (%d) to https.", r.Status), det, r.RequestURL)
+	case (r.Status == 302 || r.Status == 307) && toHTTPS:
+		return partial(fmt.Sprintf("http:// redirects to https with a temporary %d.", r.Status), "Use a permanent 301 or 308 redirect.", det, r.RequestURL)
+	case r.Status >= 300 && r.Status < 400:
+		return partial("http:// redirects, but not to https on the same host ("+loc+").", "", det, r.RequestURL)
+	case r.Status >= 200 && r.Status < 300:
+		return partial("http:// serves content instead of redirecting to https.", "", det, r.RequestURL)
+	}
+	return partial(fmt.Sprintf("http:// answers %d instead of redirecting to https.", r.Status), "", det, r.RequestURL)
+}
+
+var noZoom = regexp.MustCompile(`user-scalable\s*=\s*(no|0)|maximum-scale\s*=\s*1(\.0+)?\b`)
+
+func viewport(a *gather.Artifacts) Outcome {
+	if a.Page == nil {
+		return noPage(a)
+	}
+	v, ok := a.Page.MetaNamed("viewport")
+	l := strings.ToLower(strings.ReplaceAll(v, " ", ""))
+	switch {
+	case !ok || !strings.Contains(l, "width=device-width"):
+		return fail("The homepage has no viewport meta tag with width=device-width"+homeNote(a)+".", "", map[string]string{"viewport": v})
+	case noZoom.MatchString(l):
+		return partial("The viewport disables zooming ("+v+").", "Drop `user-scalable=no` and `maximum-scale=1`; they break accessibility.", map[string]string{"viewport": v}, at(a.Home))
+	}
+	return pass("The homepage sets a responsive viewport.", map[string]string{"viewport": v}, at(a.Home))
+}
+
+func jsonLDPresent(a *gather.Artifacts) Outcome {
+	if a.Page == nil {
+		return noPage(a)
+	}
+	g := a.JSONLD
+	switch {
+	case g.Blocks == 0:
+		return fail("The homepage has no JSON-LD structured data"+homeNote(a)+".", "", nil)
+	case g.Parsed == 0:
+		return partial(fmt.Sprintf("The homepage has %s, but none parses.", plural(g.Blocks, "JSON-LD block", "JSON-LD blocks")), "Fix the JSON syntax errors listed in details.", map[string]any{"errors": g.Errors}, at(a.Home))
+	}
+	types := map[string]bool{}
+	for _, n := range g.Nodes {
+		for _, t := range n.Types {
+			types[t] = true
+		}
+	}
+	var ts []string
+	for t := range types {
+		ts = append(ts, t)
+	}
+	return pass(fmt.Sprintf("%d of %d JSON-LD blocks parse.", g.Parsed, g.Blocks), map[string]any{"types": sortStrings(ts), "errors": g.Errors}, at(a.Home))
+}
+
+func entitySchema(a *gather.Artifacts) Outcome {
+	if a.Page == nil {
+		return noPage(a)
+	}
+	ents := a.JSONLD.Entities()
+	var incomplete *jsonld.Node
+	for i, n := range ents {
+		if n.Str("name") != "" && n.Str("url") != "" {
+			return pass(fmt.Sprintf("JSON-LD describes the %s %q (%s).", n.Types[0], n.Str("name"), n.Str("url")), map[string]any{"type": n.Types, "name": n.Str("name"), "url": n.Str("url")}, at(a.Home))
+		}
+		if incomplete == nil {
+			incomplete = &ents[i]
+		}
+	}
+	if incomplete != nil {
+		return partial(fmt.Sprintf("JSON-LD has a %s node without name or url.", incomplete.Types[0]), "Give the entity both `name` and `url`.", map[string]any{"type": incomplete.Types}, at(a.Home))
+	}
+	return fail("JSON-LD names no Organization, WebSite or LocalBusiness entity"+homeNote(a)+".", "", nil)
+}
+
+func canonical(a *gather.Artifacts) Outcome {
+	if a.Page == nil {
+		return noPage(a)
+	}
+	for _, l := range a.Page.Links {
+		if !l.HasRel("canonical") {
+			continue
+		}
+		u, err := url.Parse(l.Href)
+		if l.Href == "" || err != nil || !u.IsAbs() {
+			return partial("The canonical link is empty or not a URL.", "", map[string]string{"href": l.Href}, at(a.Home))
+		}
+		det := map[string]string{"canonical": l.Href}
+		switch {
+		case u.Scheme == a.Target.Scheme && strings.EqualFold(u.Host, a.Target.Host) && (u.Path == "" || u.Path == "/") && u.RawQuery == "":
+			return pass("The homepage names itself as canonical ("+l.Href+").", det, at(a.Home))
+		case !strings.EqualFold(u.Hostname(), a.Target.Hostname()):
+			return partial("The canonical URL points to another host ("+u.Host+"); agents may attribute the page elsewhere.", "Point the canonical link at this host, or scan the canonical host.", det, at(a.Home))
+		}
+		return partial("The canonical URL is not this site's root ("+l.Href+").", "", det, at(a.Home))
+	}
+	return fail("The homepage has no <link rel=\"canonical\">"+homeNote(a)+".", "", nil)
+}
+
+func headings(a *gather.Artifacts) Outcome {
+	if a.Page == nil {
+		return noPage(a)
+	}
+	hs := a.Page.Headings
+	var issues []string
+	h1, h2 := 0, 0
+	for _, h := range hs {
+		switch h.Level {
+		case 1:
+			h1++
+		case 2:
+			h2++
+		}
+	}
+	if h1 != 1 {
+		issues = append(issues, fmt.Sprintf("%d h1 headings (want exactly one)", h1))
+	}
+	if h2 == 0 {
+		issues = append(issues, "no h2")
+	}
+	for i := 1; i < len(hs) && i < 20; i++ {
+		if hs[i].Level > hs[i-1].Level+1 {
+			issues = append(issues, fmt.Sprintf("h%d follows h%d (%q)", hs[i].Level, hs[i-1].Level, hs[i].Text))
+			break
+		}
+	}
+	det := map[string]any{"headings": len(hs), "h1": h1, "h2": h2, "issues": issues}
+	switch len(issues) {
+	case 0:
+		return pass(fmt.Sprintf("Headings form a clean outline (one h1, %s).", plural(h2, "h2", "h2s")), det, at(a.Home))
+	case 1:
+		return partial("The heading outline has one issue: "+issues[0]+".", "", det, at(a.Home))
+	}
+	return fail("The heading outline has issues: "+strings.Join(issues, "; ")+homeNote(a)+".", "", det)
+}
+
+func imageAlt(a *gather.Artifacts) Outcome {
+	if a.Page == nil || a.Page.Images == 0 {
+		return na("The homepage has no images.")
+	}
+	p := a.Page
+	ratio := float64(p.ImagesWithAlt) / float64(p.Images)
+	msg := fmt.Sprintf("%d of %s have an alt attribute", p.ImagesWithAlt, plural(p.Images, "image", "images"))
+	det := map[string]int{"images": p.Images, "withAlt": p.ImagesWithAlt}
+	switch {
+	case ratio >= 0.8:
+		return pass(msg+".", det, at(a.Home))
+	case ratio >= 0.5:
+		return partial(msg+".", "", det, at(a.Home))
+	}
+	return fail(msg+".", "", det)
+}
+
+func substantive(a *gather.Artifacts) Outcome {
+	if a.Page == nil {
+		return noPage(a)
+	}
+	n := a.Page.MainWords
+	det := map[string]int{"words": n}
+	msg := fmt.Sprintf("The homepage's main content has %s", plural(n, "word", "words"))
+	switch {
+	case n >= 300:
+		return pass(msg+".", det, at(a.Home))
+	case n >= 150:
+		return partial(msg+" (300 make a substantive page).", "", det, at(a.Home))
+	}
+	return fail(msg+homeNote(a)+" (300 make a substantive page).", "", det)
+}
+
+func sortStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}

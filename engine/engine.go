@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/agentready/agentready/engine/checks"
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/engine/score"
+	"github.com/agentready/agentready/engine/weburl"
+)
+
+// Options configure a Scanner. The zero value is the hosted default: private
+// addresses refused, ports 80 and 443 only, the limits of CHECKS.md.
+type Options struct {
+	Fetch    fetch.Config  // per-request limits and address policy
+	Deadline time.Duration // whole-scan deadline; default 20 s
+	Now      func() time.Time
+}
+
+// Scanner runs scans; it is safe for concurrent use and shares one connection pool.
+type Scanner struct {
+	opts   Options
+	client *fetch.Client
+}
+
+// New builds a Scanner.
+func New(opts Options) *Scanner {
+	if opts.Deadline <= 0 {
+		opts.Deadline = 20 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c := fetch.NewClient(opts.Fetch)
+	opts.Fetch = c.Config()
+	return &Scanner{opts: opts, client: c}
+}
+
+// Options returns the effective options.
+func (s *Scanner) Options() Options { return s.opts }
+
+// EventKind names a progress event.
+type EventKind string
+
+const (
+	EventStarted       EventKind = "started"        // the target was normalised; gathering begins
+	EventGathered      EventKind = "gathered"       // every fetch is done
+	EventCheckStarted  EventKind = "check_started"  // Check holds id, name and level only
+	EventCheckFinished EventKind = "check_finished" // Check holds the full result
+)
+
+// Event is one progress notification. Handlers are called from one goroutine at a time.
+type Event struct {
+	Kind     EventKind
+	URL      string
+	Check    report.Check
+	Requests int // requests made so far (EventGathered)
+}
+
+// ErrUnreachable is wrapped by errors from scans whose homepage could not be fetched.
+var ErrUnreachable = errors.New("site_unreachable")
+
+// ScanError explains a failed scan; Code is the stable machine-readable code.
+type ScanError struct {
+	Code    string // invalid_url, site_unreachable, deadline_exceeded, canceled
+	Message string
+	Err     error
+}
+
+func (e *ScanError) Error() string { return e.Message }
+func (e *ScanError) Unwrap() error { return e.Err }
+
+// Stats describe the network cost of a scan.
+type Stats struct {
+	Requests int
+	Rounds   int
+	Records  []fetch.Record
+	Duration time.Duration
+}
+
+// Scan scans the site at rawURL. onEvent may be nil.
+func (s *Scanner) Scan(ctx context.Context, rawURL string, onEvent func(Event)) (*report.Result, error) {
+	r, _, err := s.ScanWithStats(ctx, rawURL, onEvent)
+	return r, err
+}
+
+// ScanWithStats is Scan plus the request account (for tests and benchmarks).
+func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func(Event)) (*report.Result, *Stats, error) {
+	start := time.Now()
+	target, err := weburl.Normalize(rawURL)
+	if err != nil {
+		return nil, nil, &ScanError{Code: "invalid_url", Message: err.Error(), Err: err}
+	}
+	var mu sync.Mutex
+	emit := func(e Event) {
+		if onEvent != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			onEvent(e)
+		}
+	}
+	emit(Event{Kind: EventStarted, URL: target.String()})
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Deadline)
+	defer cancel()
+	sess := s.client.NewSession()
+	art, err := gather.Run(ctx, sess, target)
+	stats := &Stats{Records: sess.Records(), Rounds: sess.Rounds()}
+	stats.Requests = len(stats.Records)
+	if err != nil {
+		stats.Duration = time.Since(start)
+		var ue *gather.UnreachableError
+		switch {
+		case errors.As(err, &ue) && ctx.Err() == context.DeadlineExceeded:
+			return nil, stats, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s did not answer within the %s scan deadline", target, s.opts.Deadline), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
+		case errors.As(err, &ue) && errors.Is(ctx.Err(), context.Canceled):
+			return nil, stats, &ScanError{Code: "canceled", Message: "the scan was canceled", Err: ctx.Err()}
+		case errors.As(err, &ue):
+			return nil, stats, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s could not be reached: %s", target, ue.Reason), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
+		}
+		return nil, stats, &ScanError{Code: "internal", Message: err.Error(), Err: err}
+	}
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, stats, &ScanError{Code: "canceled", Message: "the scan was canceled", Err: ctx.Err()}
+	}
+	emit(Event{Kind: EventGathered, URL: target.String(), Requests: stats.Requests})
+	res := Judge(art, s.opts.Now(), emit)
+	stats.Duration = time.Since(start)
+	return res, stats, nil
+}
+
+// Judge runs the web checks over gathered artifacts and scores them.
+func Judge(a *gather.Artifacts, now time.Time, emit func(Event)) *report.Result {
+	web := checks.Web()
+	res := &report.Result{URL: a.Target.String(), Timestamp: now.UTC().Truncate(time.Second), Checks: make([]report.Check, 0, len(web))}
+	for _, c := range web {
+		if emit != nil {
+			emit(Event{Kind: EventCheckStarted, URL: res.URL, Check: report.Check{ID: c.ID, Name: c.Name, Level: c.Level, Category: c.Category}})
+		}
+		r := c.Judge(a)
+		res.Checks = append(res.Checks, r)
+		if emit != nil {
+			emit(Event{Kind: EventCheckFinished, URL: res.URL, Check: r})
+		}
+	}
+	score.Apply(res)
+	return res
+}
+
+// NormalizeURL exposes the URL rules, for transports that validate input early.
+func NormalizeURL(raw string) (*url.URL, error) { return weburl.Normalize(raw) }

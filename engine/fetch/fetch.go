@@ -1,0 +1,431 @@
+package fetch
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/andybalholm/brotli"
+)
+
+// Config holds the fetch policy shared by every scan of a Client.
+type Config struct {
+	UserAgent      string
+	Origin         string        // sent as the Origin header so CORS can be judged without preflights
+	RequestTimeout time.Duration // per request, including reading the body
+	MaxBody        int64         // default body cap, after decompression
+	MaxRedirects   int
+	PerHost        int // concurrent requests to one host
+	Policy         AddressPolicy
+}
+
+// Defaults are the values CHECKS.md fixes.
+func Defaults() Config {
+	return Config{
+		UserAgent:      "agentready/1.0 (+https://agentready.dev/bot; agent-readiness scanner)",
+		Origin:         "https://agentready.dev",
+		RequestTimeout: 5 * time.Second,
+		MaxBody:        2 << 20,
+		MaxRedirects:   5,
+		PerHost:        8,
+	}
+}
+
+// Client owns the connection pool; it is safe for concurrent use by many scans.
+type Client struct {
+	cfg       Config
+	transport *http.Transport
+}
+
+// NewClient builds a Client; zero fields of cfg take their defaults.
+func NewClient(cfg Config) *Client {
+	d := Defaults()
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = d.UserAgent
+	}
+	if cfg.Origin == "" {
+		cfg.Origin = d.Origin
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = d.RequestTimeout
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = d.MaxBody
+	}
+	if cfg.MaxRedirects <= 0 {
+		cfg.MaxRedirects = d.MaxRedirects
+	}
+	if cfg.PerHost <= 0 {
+		cfg.PerHost = d.PerHost
+	}
+	dialer := &net.Dialer{Timeout: cfg.RequestTimeout, Control: cfg.Policy.control}
+	t := &http.Transport{
+		Proxy:                  nil, // a proxy would dial on our behalf and bypass the address check
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    cfg.RequestTimeout,
+		ResponseHeaderTimeout:  cfg.RequestTimeout,
+		MaxResponseHeaderBytes: 64 << 10,
+		DisableCompression:     true, // we decompress ourselves, under the body cap
+		MaxIdleConns:           256,
+		MaxIdleConnsPerHost:    cfg.PerHost,
+		IdleConnTimeout:        30 * time.Second,
+	}
+	return &Client{cfg: cfg, transport: t}
+}
+
+// Config returns the client's effective configuration.
+func (c *Client) Config() Config { return c.cfg }
+
+// CloseIdle releases pooled connections.
+func (c *Client) CloseIdle() { c.transport.CloseIdleConnections() }
+
+// Request describes one fetch. Two Requests with the same Key share one round trip.
+type Request struct {
+	Method     string // GET when empty
+	URL        string
+	Accept     string
+	Header     map[string]string // extra request headers (conditional, MCP)
+	Body       []byte
+	MaxBody    int64 // 0: the client's default
+	NoRedirect bool  // return 3xx responses as they are
+	Round      int   // dependent round this request belongs to (1 = needs nothing)
+}
+
+// Key identifies the representation a request asks for.
+func (r Request) Key() string {
+	var b strings.Builder
+	m := r.Method
+	if m == "" {
+		m = http.MethodGet
+	}
+	b.WriteString(m + " " + r.URL + "\naccept:" + r.Accept)
+	pairs := make([]string, 0, len(r.Header))
+	for k, v := range r.Header {
+		pairs = append(pairs, strings.ToLower(k)+":"+v)
+	}
+	sort.Strings(pairs)
+	for _, p := range pairs {
+		b.WriteString("\n" + p)
+	}
+	if r.NoRedirect {
+		b.WriteString("\nnoredirect")
+	}
+	if len(r.Body) > 0 {
+		s := sha256.Sum256(r.Body)
+		b.WriteString("\nbody:" + hex.EncodeToString(s[:8]))
+	}
+	return b.String()
+}
+
+// Response is what a fetch produced. Err is set when no HTTP response arrived
+// (DNS, refused, TLS, timeout, blocked address, redirect limit).
+type Response struct {
+	RequestURL string
+	FinalURL   string
+	Status     int
+	Header     http.Header
+	Body       []byte
+	Truncated  bool
+	Err        error // no HTTP response at all
+	BodyErr    error // the response arrived but its body did not finish (slow or reset)
+	Redirects  []string
+	Round      int
+	Elapsed    time.Duration
+}
+
+// OK reports a 2xx answer.
+func (r *Response) OK() bool { return r != nil && r.Err == nil && r.Status >= 200 && r.Status < 300 }
+
+// Found reports a 2xx answer that is not a soft 404 (an HTML page where a
+// machine-readable document was expected).
+func (r *Response) Found() bool { return r.OK() && !r.LooksHTML() }
+
+// ContentType is the lower-cased media type without parameters.
+func (r *Response) ContentType() string {
+	if r == nil || r.Header == nil {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+	}
+	return mt
+}
+
+// LooksHTML reports an HTML answer, by Content-Type or by sniffing the body.
+func (r *Response) LooksHTML() bool {
+	if r == nil {
+		return false
+	}
+	switch r.ContentType() {
+	case "text/html", "application/xhtml+xml":
+		return true
+	}
+	return SniffHTML(r.Body)
+}
+
+// SniffHTML reports whether a body starts like an HTML document.
+func SniffHTML(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n\ufeff")
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	if len(b) > 512 {
+		b = b[:512]
+	}
+	l := bytes.ToLower(b)
+	return bytes.HasPrefix(l, []byte("<!doctype html")) || bytes.HasPrefix(l, []byte("<html")) ||
+		bytes.HasPrefix(l, []byte("<head")) || bytes.HasPrefix(l, []byte("<body")) ||
+		(bytes.HasPrefix(l, []byte("<!--")) && bytes.Contains(l, []byte("<html")))
+}
+
+// Record is one HTTP exchange on the wire (each redirect hop is one record).
+type Record struct {
+	Method string
+	URL    string
+	Accept string
+	Status int
+	Round  int
+	Err    string
+}
+
+// Session is one scan's view of the network: a request cache and an account.
+type Session struct {
+	c       *Client
+	mu      sync.Mutex
+	calls   map[string]*call
+	order   []*call
+	records []Record
+	hosts   map[string]chan struct{}
+}
+
+type call struct {
+	done chan struct{}
+	resp *Response
+}
+
+// NewSession starts a fresh per-scan cache.
+func (c *Client) NewSession() *Session {
+	return &Session{c: c, calls: map[string]*call{}, hosts: map[string]chan struct{}{}}
+}
+
+// Records returns a copy of every exchange made so far.
+func (s *Session) Records() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Record(nil), s.records...)
+}
+
+// Responses returns every finished response, in the order requests were made.
+func (s *Session) Responses() []*Response {
+	s.mu.Lock()
+	calls := append([]*call(nil), s.order...)
+	s.mu.Unlock()
+	var out []*Response
+	for _, c := range calls {
+		select {
+		case <-c.done:
+			out = append(out, c.resp)
+		default:
+		}
+	}
+	return out
+}
+
+// Rounds is the deepest dependent round any request belonged to.
+func (s *Session) Rounds() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	max := 0
+	for _, r := range s.records {
+		if r.Round > max {
+			max = r.Round
+		}
+	}
+	return max
+}
+
+// Do fetches req once per session; concurrent and later callers with the same
+// key get the same Response.
+func (s *Session) Do(ctx context.Context, req Request) *Response {
+	key := req.Key()
+	s.mu.Lock()
+	if c, ok := s.calls[key]; ok {
+		s.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.resp
+		case <-ctx.Done():
+			return &Response{RequestURL: req.URL, Err: ctx.Err(), Round: req.Round}
+		}
+	}
+	c := &call{done: make(chan struct{})}
+	s.calls[key] = c
+	s.order = append(s.order, c)
+	s.mu.Unlock()
+	c.resp = s.do(ctx, req)
+	close(c.done)
+	return c.resp
+}
+
+func (s *Session) hostSlot(host string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.hosts[host]
+	if !ok {
+		ch = make(chan struct{}, s.c.cfg.PerHost)
+		s.hosts[host] = ch
+	}
+	return ch
+}
+
+func (s *Session) record(r Record) {
+	s.mu.Lock()
+	s.records = append(s.records, r)
+	s.mu.Unlock()
+}
+
+// ErrTooManyRedirects is returned when a chain exceeds the redirect limit.
+var ErrTooManyRedirects = errors.New("too many redirects")
+
+func (s *Session) do(ctx context.Context, req Request) *Response {
+	start := time.Now()
+	resp := &Response{RequestURL: req.URL, Round: req.Round}
+	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.RequestTimeout)
+	defer cancel()
+	limit := req.MaxBody
+	if limit <= 0 {
+		limit = s.c.cfg.MaxBody
+	}
+	current := req.URL
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	body := req.Body
+	for hop := 0; ; hop++ {
+		u, err := url.Parse(current)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			resp.Err = fmt.Errorf("invalid URL %q", current)
+			break
+		}
+		hr, err := http.NewRequestWithContext(ctx, method, current, bytes.NewReader(body))
+		if err != nil {
+			resp.Err = err
+			break
+		}
+		if body == nil {
+			hr.Body = nil
+		}
+		hr.Header.Set("User-Agent", s.c.cfg.UserAgent)
+		hr.Header.Set("Origin", s.c.cfg.Origin)
+		hr.Header.Set("Accept-Encoding", "gzip, br, deflate")
+		if req.Accept != "" {
+			hr.Header.Set("Accept", req.Accept)
+		} else {
+			hr.Header.Set("Accept", "*/*")
+		}
+		for k, v := range req.Header {
+			hr.Header.Set(k, v)
+		}
+		slot := s.hostSlot(u.Host)
+		select {
+		case slot <- struct{}{}:
+		case <-ctx.Done():
+			resp.Err = ctx.Err()
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: "not sent: " + ctx.Err().Error()})
+			resp.Elapsed = time.Since(start)
+			return resp
+		}
+		hresp, err := s.c.transport.RoundTrip(hr)
+		if err != nil {
+			<-slot
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: err.Error()})
+			resp.Err = err
+			break
+		}
+		s.record(Record{Method: method, URL: current, Accept: req.Accept, Status: hresp.StatusCode, Round: req.Round})
+		loc := hresp.Header.Get("Location")
+		if !req.NoRedirect && isRedirect(hresp.StatusCode) && loc != "" {
+			io.Copy(io.Discard, io.LimitReader(hresp.Body, 64<<10))
+			hresp.Body.Close()
+			<-slot
+			next, err := u.Parse(loc)
+			if err != nil {
+				resp.Err = fmt.Errorf("redirect to unparsable Location %q", loc)
+				break
+			}
+			if hop+1 > s.c.cfg.MaxRedirects {
+				resp.Err = fmt.Errorf("%w: more than %d", ErrTooManyRedirects, s.c.cfg.MaxRedirects)
+				break
+			}
+			resp.Redirects = append(resp.Redirects, next.String())
+			current = next.String()
+			if hresp.StatusCode == http.StatusSeeOther || ((hresp.StatusCode == 301 || hresp.StatusCode == 302) && method == http.MethodPost) {
+				method, body = http.MethodGet, nil
+			}
+			continue
+		}
+		resp.FinalURL = current
+		resp.Status = hresp.StatusCode
+		resp.Header = hresp.Header
+		resp.Body, resp.Truncated, resp.BodyErr = readBody(hresp, limit)
+		hresp.Body.Close()
+		<-slot
+		break
+	}
+	resp.Elapsed = time.Since(start)
+	return resp
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// readBody reads at most limit decoded bytes; truncated reports a longer body.
+func readBody(resp *http.Response, limit int64) ([]byte, bool, error) {
+	var r io.Reader = resp.Body
+	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, false, err
+		}
+		defer zr.Close()
+		r = zr
+	case "br":
+		r = brotli.NewReader(resp.Body)
+	case "deflate":
+		fr := flate.NewReader(resp.Body)
+		defer fr.Close()
+		r = fr
+	}
+	buf, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if int64(len(buf)) > limit {
+		return buf[:limit], true, nil
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) && len(buf) > 0 {
+		err = nil
+	}
+	return buf, false, err
+}
+
+// Origin is the Origin header this session sends.
+func (s *Session) Origin() string { return s.c.cfg.Origin }

@@ -1,0 +1,87 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/fixture"
+)
+
+const sitesDir = "../testdata/sites"
+
+// loopbackScanner may reach the fixture servers (loopback, any port) but
+// still refuses link-local and metadata addresses.
+func loopbackScanner(deadline time.Duration) *engine.Scanner {
+	return engine.New(engine.Options{
+		Deadline: deadline,
+		Fetch:    fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}},
+		Now:      func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) },
+	})
+}
+
+func startSite(t testing.TB, name string, opts ...fixture.Option) *fixture.Site {
+	t.Helper()
+	s, err := fixture.Start(filepath.Join(sitesDir, name), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Every fixture site with an _expect.json gets exactly the verdicts it lists.
+func TestFixtureSiteVerdicts(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(sitesDir, "*", "_expect.json"))
+	if len(dirs) < 1 {
+		t.Fatalf("found %d fixture sites with expectations, want at least 5", len(dirs))
+	}
+	sc := loopbackScanner(20 * time.Second)
+	for _, exp := range dirs {
+		name := filepath.Base(filepath.Dir(exp))
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var want map[string]report.Status
+			b, err := os.ReadFile(exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatalf("%s: %v", exp, err)
+			}
+			site := startSite(t, name)
+			res, err := sc.Scan(context.Background(), site.URL, nil)
+			if err != nil {
+				t.Fatalf("scan: %v", err)
+			}
+			if len(res.Checks) != 48 {
+				t.Fatalf("%d checks, want 48", len(res.Checks))
+			}
+			ids := make([]string, 0, len(want))
+			for id := range want {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			for _, id := range ids {
+				c, ok := res.Check(id)
+				if !ok {
+					t.Errorf("%s: missing from report", id)
+					continue
+				}
+				if c.Status != want[id] {
+					t.Errorf("%s %s: got %s, want %s — %s (details %s)", id, c.Name, c.Status, want[id], c.Message, c.Details)
+				}
+			}
+			if len(want) != 48 {
+				t.Errorf("_expect.json lists %d checks, want all 48", len(want))
+			}
+		})
+	}
+}
