@@ -270,4 +270,3 @@ func render(w io.Writer, r *report.Result, st *engine.Stats, color bool) {
 		fmt.Fprintf(w, "\n%d requests in %d rounds, %s\n", st.Requests, st.Rounds, st.Duration.Round(time.Millisecond))
 	}
 }
-
