@@ -57,9 +57,13 @@ func TestFixtureSiteVerdicts(t *testing.T) {
 				t.Fatalf("%s: %v", exp, err)
 			}
 			site := startSite(t, name)
-			res, err := sc.Scan(context.Background(), site.URL, nil)
+			res, stats, err := sc.ScanWithStats(context.Background(), site.URL, nil)
 			if err != nil {
 				t.Fatalf("scan: %v", err)
+			}
+			assertNoDuplicateFetch(t, site.Hits())
+			if stats.Rounds > 5 {
+				t.Errorf("%d dependent rounds, budget is 5", stats.Rounds)
 			}
 			if len(res.Checks) != 48 {
 				t.Fatalf("%d checks, want 48", len(res.Checks))
@@ -83,5 +87,22 @@ func TestFixtureSiteVerdicts(t *testing.T) {
 				t.Errorf("_expect.json lists %d checks, want all 48", len(want))
 			}
 		})
+	}
+}
+
+// assertNoDuplicateFetch fails when the server saw the same request twice: the
+// same method, path and query, Accept header and conditional-ness. (The
+// homepage is legitimately asked for three representations: HTML, markdown,
+// and a conditional revalidation.)
+func assertNoDuplicateFetch(t *testing.T, hits []fixture.Hit) {
+	t.Helper()
+	seen := map[fixture.Hit]int{}
+	for _, h := range hits {
+		seen[h]++
+	}
+	for h, n := range seen {
+		if n > 1 {
+			t.Errorf("fetched %d times: %s %s (Accept %q, conditional %v)", n, h.Method, h.Path, h.Accept, h.Conditional)
+		}
 	}
 }

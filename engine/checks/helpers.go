@@ -41,6 +41,8 @@ func absence(r *fetch.Response) string {
 		return "not requested"
 	case r.Err != nil:
 		return "request failed: " + shortErr(r.Err)
+	case r.OK() && r.BodyErr != nil:
+		return fmt.Sprintf("answered %d but the body never finished arriving: %s", r.Status, shortErr(r.BodyErr))
 	case r.OK() && r.LooksHTML():
 		return fmt.Sprintf("answered %d with an HTML page (a soft 404)", r.Status)
 	default:
@@ -93,6 +95,22 @@ func headerHas(h http.Header, name, token string) bool {
 		}
 	}
 	return false
+}
+
+// robotsMissing says why there is no parsed robots.txt.
+func robotsMissing(a *gather.Artifacts) string {
+	r := a.Robots
+	if r.Err != nil || r.Status >= 500 {
+		return "robots.txt is unreachable (" + absence(r) + ")"
+	}
+	return "There is no robots.txt (" + absence(r) + ")"
+}
+
+func article(word string) string {
+	if word != "" && strings.ContainsRune("AEIOUaeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func plural(n int, one, many string) string {

@@ -219,7 +219,7 @@ func docsAccess(a *gather.Artifacts) Outcome {
 		case r.Status == 401 || r.Status == 403:
 			return partial(fmt.Sprintf("The documentation at %s requires authentication (%d).", r.RequestURL, r.Status),
 				"Make developer documentation public; agents cannot log in to read it.", det, at(r))
-		case r.OK() && (r.LooksHTML() || r.ContentType() == "text/markdown"):
+		case a.DocsFound:
 			if len(r.Redirects) > 0 && loginPath.MatchString(at(r)) {
 				return partial("The documentation link redirects to a login page ("+at(r)+").", "Make developer documentation public; agents cannot log in to read it.", det, at(r))
 			}
@@ -468,7 +468,7 @@ func appliesToAI(g *robots.Group) bool {
 func contentSignals(a *gather.Artifacts) Outcome {
 	f := a.RobotsFile
 	if f == nil {
-		return fail("There is no robots.txt, so no Content-Signal can be declared ("+absence(a.Robots)+").", "", nil)
+		return fail(robotsMissing(a)+", so no Content-Signal preferences are declared.", "", nil)
 	}
 	type sig struct {
 		Agents []string          `json:"agents"`
@@ -561,7 +561,10 @@ func markdownNegotiation(a *gather.Artifacts) Outcome {
 	if alt != "" {
 		return partial("Markdown is offered only through an alternate link ("+alt+"), not by content negotiation.", "", map[string]any{"alternate": alt}, at(a.Home))
 	}
-	return fail("Asked for text/markdown, the homepage returns HTML ("+absence(r)+").", "", nil)
+	if r.Err != nil || !r.OK() {
+		return fail("Asked for text/markdown, the homepage did not answer with content ("+absence(r)+").", "", nil)
+	}
+	return fail("Asked for text/markdown, the homepage returns HTML ("+orUnknown(r.ContentType())+").", "", map[string]string{"contentType": r.ContentType()})
 }
 
 func hasRel(rels []string, r string) bool {

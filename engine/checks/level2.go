@@ -392,7 +392,7 @@ func idempotency(a *gather.Artifacts) Outcome {
 	case len(with) > 0:
 		return pass(fmt.Sprintf("%d of %d POST/PATCH operations accept an Idempotency-Key header.", len(with), len(with)+len(without)), det, at(a.SpecResp))
 	case len(without) > 0:
-		return fail(fmt.Sprintf("None of the %d POST/PATCH operations accepts an Idempotency-Key header.", len(without)), "", det)
+		return fail(fmt.Sprintf("No POST or PATCH operation accepts an Idempotency-Key header (%d checked).", len(without)), "", det)
 	}
 	return na("The API has no POST or PATCH operations.")
 }

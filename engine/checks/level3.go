@@ -90,7 +90,7 @@ func sparseFields(a *gather.Artifacts) Outcome {
 				return pass(fmt.Sprintf("%s %s takes a %q parameter to select fields.", op.Method, op.Path, n), nil, at(a.SpecResp))
 			}
 		}
-		return fail(fmt.Sprintf("None of the %s lets agents select fields.", plural(len(lists), "list operation", "list operations")), "", nil)
+		return fail(fmt.Sprintf("No list operation lets agents select fields (%d checked).", len(lists)), "", nil)
 	}
 }
 
@@ -116,7 +116,7 @@ func cursorPagination(a *gather.Artifacts) Outcome {
 	if offset != "" {
 		return partial("Lists paginate only by offset or page number, e.g. "+offset+"; results shift when data changes.", "", nil, at(a.SpecResp))
 	}
-	return fail(fmt.Sprintf("None of the %s paginates.", plural(len(lists), "list operation", "list operations")), "", nil)
+	return fail(fmt.Sprintf("No list operation paginates (%d checked).", len(lists)), "", nil)
 }
 
 func searchFiltering(a *gather.Artifacts) Outcome {
@@ -139,7 +139,7 @@ func searchFiltering(a *gather.Artifacts) Outcome {
 			return pass(fmt.Sprintf("%s %s filters with a %q parameter.", op.Method, op.Path, n), nil, at(a.SpecResp))
 		}
 	}
-	return fail(fmt.Sprintf("None of the %s takes a search or filter parameter.", plural(len(lists), "list operation", "list operations")), "", nil)
+	return fail(fmt.Sprintf("No list operation takes a search or filter parameter (%d checked).", len(lists)), "", nil)
 }
 
 func bulkOps(a *gather.Artifacts) Outcome {
@@ -164,7 +164,7 @@ func bulkOps(a *gather.Artifacts) Outcome {
 	if writes == 0 {
 		return na("The API has no write operations.")
 	}
-	return fail(fmt.Sprintf("None of the %s handles many items at once.", plural(writes, "write operation", "write operations")), "", nil)
+	return fail(fmt.Sprintf("No write operation handles many items at once (%d checked).", writes), "", nil)
 }
 
 type rlFamily struct {
@@ -184,11 +184,9 @@ func isAPIResponse(a *gather.Artifacts, r *fetch.Response) bool {
 
 func rateLimitHeaders(a *gather.Artifacts) Outcome {
 	ordered := make([]*fetch.Response, 0, len(a.All))
-	jsonSeen := false
 	for _, r := range a.All {
 		if r.Err == nil && isAPIResponse(a, r) {
 			ordered = append(ordered, r)
-			jsonSeen = jsonSeen || strings.Contains(r.ContentType(), "json")
 		}
 	}
 	for _, r := range a.All {
@@ -220,10 +218,16 @@ func rateLimitHeaders(a *gather.Artifacts) Outcome {
 	if partialAt != nil {
 		return partial("Rate limits are announced only partly: "+partialWhat+" on "+partialAt.RequestURL+".", "", nil, at(partialAt))
 	}
-	if a.HasAPI() || jsonSeen {
+	if a.HasAPI() || apiErrorJSON(a) {
 		return fail("No response carries rate-limit headers, although the site has an API.", "", nil)
 	}
 	return na("The site has no API and sends no rate-limit headers.")
+}
+
+// apiErrorJSON reports an API base that answers JSON: evidence of an API without a spec.
+func apiErrorJSON(a *gather.Artifacts) bool {
+	r := a.ErrorProbe
+	return r != nil && r.Err == nil && strings.Contains(r.ContentType(), "json")
 }
 
 func headerSubset(h http.Header, names []string) map[string]string {

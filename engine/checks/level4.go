@@ -74,7 +74,7 @@ func googlebot(a *gather.Artifacts) Outcome {
 
 func googleExtended(a *gather.Artifacts) Outcome {
 	if a.RobotsFile == nil {
-		return fail("There is no robots.txt, so no Google-Extended policy is stated ("+absence(a.Robots)+").", "", nil)
+		return fail(robotsMissing(a)+", so no Google-Extended policy is stated.", "", nil)
 	}
 	if !a.RobotsFile.NamesExplicitly("Google-Extended") {
 		return fail("robots.txt has no group for Google-Extended.", "", nil)
@@ -244,14 +244,14 @@ func entitySchema(a *gather.Artifacts) Outcome {
 	var incomplete *jsonld.Node
 	for i, n := range ents {
 		if n.Str("name") != "" && n.Str("url") != "" {
-			return pass(fmt.Sprintf("JSON-LD describes the %s %q (%s).", n.Types[0], n.Str("name"), n.Str("url")), map[string]any{"type": n.Types, "name": n.Str("name"), "url": n.Str("url")}, at(a.Home))
+			return pass(fmt.Sprintf("JSON-LD describes %s %s, %q (%s).", article(n.Types[0]), n.Types[0], n.Str("name"), n.Str("url")), map[string]any{"type": n.Types, "name": n.Str("name"), "url": n.Str("url")}, at(a.Home))
 		}
 		if incomplete == nil {
 			incomplete = &ents[i]
 		}
 	}
 	if incomplete != nil {
-		return partial(fmt.Sprintf("JSON-LD has a %s node without name or url.", incomplete.Types[0]), "Give the entity both `name` and `url`.", map[string]any{"type": incomplete.Types}, at(a.Home))
+		return partial(fmt.Sprintf("JSON-LD has %s %s node without name or url.", article(incomplete.Types[0]), incomplete.Types[0]), "Give the entity both `name` and `url`.", map[string]any{"type": incomplete.Types}, at(a.Home))
 	}
 	return fail("JSON-LD names no Organization, WebSite or LocalBusiness entity"+homeNote(a)+".", "", nil)
 }
@@ -323,7 +323,11 @@ func imageAlt(a *gather.Artifacts) Outcome {
 	}
 	p := a.Page
 	ratio := float64(p.ImagesWithAlt) / float64(p.Images)
-	msg := fmt.Sprintf("%d of %s have an alt attribute", p.ImagesWithAlt, plural(p.Images, "image", "images"))
+	verb := "have"
+	if p.Images == 1 {
+		verb = "has"
+	}
+	msg := fmt.Sprintf("%d of %s %s an alt attribute", p.ImagesWithAlt, plural(p.Images, "image", "images"), verb)
 	det := map[string]int{"images": p.Images, "withAlt": p.ImagesWithAlt}
 	switch {
 	case ratio >= 0.8:

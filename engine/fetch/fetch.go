@@ -153,7 +153,7 @@ func (r *Response) OK() bool { return r != nil && r.Err == nil && r.Status >= 20
 
 // Found reports a 2xx answer that is not a soft 404 (an HTML page where a
 // machine-readable document was expected).
-func (r *Response) Found() bool { return r.OK() && !r.LooksHTML() }
+func (r *Response) Found() bool { return r.OK() && r.BodyErr == nil && !r.LooksHTML() }
 
 // ContentType is the lower-cased media type without parameters.
 func (r *Response) ContentType() string {

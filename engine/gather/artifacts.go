@@ -72,7 +72,8 @@ type Artifacts struct {
 	SitemapDeclared bool
 	SitemapURL      string
 
-	Docs       *fetch.Response
+	Docs       *fetch.Response // the documentation page, or the first probe answer when none was found
+	DocsFound  bool
 	DocsSource string
 
 	ErrorProbe *fetch.Response

@@ -1,6 +1,7 @@
 package gather
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -605,17 +606,18 @@ func (g *run) docs() {
 	}
 	round := after(a.Home, a.Catalog, a.SpecResp)
 	isDoc := func(r *fetch.Response) bool {
-		return r.OK() && (r.LooksHTML() || r.ContentType() == "text/markdown") && len(r.Body) > 0
+		// A page identical to the homepage is a server answering every path with it.
+		return r.OK() && (r.LooksHTML() || r.ContentType() == "text/markdown") && len(r.Body) > 0 && !bytes.Equal(r.Body, a.Home.Body)
 	}
 	if len(cands) > 3 {
 		cands = cands[:3]
 	}
 	if len(cands) > 0 {
 		f, all := g.firstFound(cands, AcceptHTML, round, isDoc)
+		a.Docs, a.DocsFound = f, f != nil
 		if f == nil {
-			f = all[0]
+			a.Docs = all[0]
 		}
-		a.Docs = f
 		return
 	}
 	a.DocsSource = "common path"
@@ -624,10 +626,10 @@ func (g *run) docs() {
 		urls[i] = g.url(p)
 	}
 	f, all := g.firstFound(urls, AcceptHTML, round, isDoc)
+	a.Docs, a.DocsFound = f, f != nil
 	if f == nil {
-		f = all[0]
+		a.Docs = all[0]
 	}
-	a.Docs = f
 }
 
 func (g *run) errorProbe() {
