@@ -40,7 +40,7 @@ const (
 var (
 	SpecPaths = []string{"/openapi.json", "/openapi.yaml", "/swagger.json", "/api-docs", "/api/openapi.json", "/docs/openapi.json", "/v1/openapi.json", "/.well-known/openapi.json"}
 	FeedPaths = []string{"/feed", "/feed.xml", "/rss.xml", "/atom.xml", "/index.xml", "/rss"}
-	DocsPaths = []string{"/docs", "/documentation", "/developers", "/api/docs"}
+	DocsPaths = []string{"/docs", "/documentation", "/developers", "/api/docs"} // /api/docs only for APIs under /api
 	MCPPaths  = []string{"/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json", "/.well-known/mcp.json"}
 )
 
@@ -621,15 +621,39 @@ func (g *run) docs() {
 		return
 	}
 	a.DocsSource = "common path"
-	urls := make([]string, len(DocsPaths))
-	for i, p := range DocsPaths {
-		urls[i] = g.url(p)
+	var urls []string
+	for _, p := range DocsPaths {
+		// API docs under /api are worth a request only for an API served under /api.
+		if strings.HasPrefix(p, "/api/") && !g.apiUnderAPI() {
+			continue
+		}
+		urls = append(urls, g.url(p))
 	}
 	f, all := g.firstFound(urls, AcceptHTML, round, isDoc)
 	a.Docs, a.DocsFound = f, f != nil
 	if f == nil {
 		a.Docs = all[0]
 	}
+}
+
+// apiUnderAPI reports an API whose OpenAPI server URL or catalog anchor lives under /api.
+func (g *run) apiUnderAPI() bool {
+	a := g.a
+	under := func(raw string) bool {
+		u, err := url.Parse(raw)
+		return err == nil && weburl.SameSite(a.Target, raw) && (u.Path == "/api" || strings.HasPrefix(u.Path, "/api/"))
+	}
+	if a.Spec != nil && under(a.Spec.ServerURL) {
+		return true
+	}
+	if a.Linkset != nil {
+		for _, c := range a.Linkset.Contexts {
+			if under(c.Anchor) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (g *run) errorProbe() {
@@ -642,8 +666,14 @@ func (g *run) errorProbe() {
 	a.ErrorProbe = g.fetch(fetch.Request{URL: base + "/" + ErrorProbeSegment, Accept: "application/json", Round: after(a.Home, a.SpecResp)})
 }
 
+// revalidate re-requests the homepage conditionally. Without Cache-Control
+// check 3.6 is partial whatever the answer, so the request is only worth
+// making when the homepage has both a validator and Cache-Control.
 func (g *run) revalidate() {
 	h := g.a.Home
+	if h.Header.Get("Cache-Control") == "" {
+		return
+	}
 	hdr := map[string]string{}
 	if et := h.Header.Get("ETag"); et != "" {
 		hdr["If-None-Match"] = et

@@ -289,6 +289,10 @@ func build(s *Spec, doc *openapi3.T, root map[string]any, base *url.URL) {
 				s.Operations = append(s.Operations, op)
 			}
 		}
+		sort.SliceStable(s.Operations, func(i, j int) bool {
+			a, b := s.Operations[i], s.Operations[j]
+			return a.Path < b.Path || a.Path == b.Path && a.Method < b.Method
+		})
 	}
 }
 

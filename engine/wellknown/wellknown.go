@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -21,6 +22,7 @@ func AISite(body []byte) (obj bool, ok bool, keys []string) {
 	for k := range m {
 		keys = append(keys, k)
 	}
+	sort.Strings(keys)
 	var name string
 	_ = json.Unmarshal(m["name"], &name)
 	_, caps := m["capabilities"]
