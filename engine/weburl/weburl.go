@@ -78,6 +78,9 @@ func Normalize(input string) (*url.URL, error) {
 		if strings.HasSuffix(host, ".") {
 			host = strings.TrimSuffix(host, ".")
 		}
+		if strings.Contains(host, "..") || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") {
+			return nil, bad("url host %q is not a valid domain name: empty label", host)
+		}
 		ascii, err := idna.Lookup.ToASCII(strings.ToLower(host))
 		if err != nil {
 			return nil, bad("url host %q is not a valid domain name: %v", host, err)

@@ -1,0 +1,81 @@
+package checks
+
+import (
+	"flag"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/report"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/checks.md")
+
+// The catalog matches CHECKS.md: 58 ids with the same names, 48 of them in the web scan.
+func TestCatalogMatchesSpec(t *testing.T) {
+	spec, err := os.ReadFile("../../../shared/CHECKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`(?m)^\| (\d\.\d+) \| ([^|]+?) (?:\[spec\] )?\|`)
+	names := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(spec), -1) {
+		names[m[1]] = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(m[2]), "[spec]"))
+	}
+	all := All()
+	if len(all) != 58 || len(Web()) != 48 || len(names) != 58 {
+		t.Fatalf("catalog %d, web %d, spec rows %d", len(all), len(Web()), len(names))
+	}
+	prev := ""
+	for _, c := range all {
+		if names[c.ID] != c.Name {
+			t.Errorf("%s: name %q, CHECKS.md says %q", c.ID, c.Name, names[c.ID])
+		}
+		if c.WebScan != (c.Level <= 4) || (c.Run == nil) == c.WebScan {
+			t.Errorf("%s: web=%v run=%v", c.ID, c.WebScan, c.Run != nil)
+		}
+		if c.LooksFor == "" || c.Rule == "" || c.Fix == "" || c.Category != report.Levels[c.Level-1].Name {
+			t.Errorf("%s: incomplete definition", c.ID)
+		}
+		if prev != "" && !Less(prev, c.ID) {
+			t.Errorf("order: %s before %s", prev, c.ID)
+		}
+		prev = c.ID
+	}
+}
+
+func TestDocsAreGenerated(t *testing.T) {
+	const path = "../../docs/checks.md"
+	got := Markdown()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || string(want) != got {
+		t.Fatalf("docs/checks.md is out of date: run `make docs` (%v)", err)
+	}
+}
+
+// A panicking check becomes an honest fail, and the report rules hold.
+func TestJudgeInvariants(t *testing.T) {
+	c := &Check{Definition: Definition{ID: "9.9", Level: 1, Name: "x", Category: "Discoverable", Fix: "do x"},
+		Run: func(*gather.Artifacts) Outcome { panic("boom") }}
+	r := c.Judge(&gather.Artifacts{})
+	if r.Status != report.Fail || r.Passed || !strings.Contains(r.Message, "boom") {
+		t.Errorf("%+v", r)
+	}
+	ok := &Check{Definition: c.Definition, Run: func(*gather.Artifacts) Outcome {
+		return Outcome{Status: report.Pass, Message: "m", Recommendation: "ignored", Details: map[string]any{"a": "<b>"}}
+	}}
+	if r := ok.Judge(nil); !r.Passed || r.Recommendation != "" || r.Details != `{"a":"<b>"}` {
+		t.Errorf("%+v", r)
+	}
+	bad := &Check{Definition: c.Definition, Run: func(*gather.Artifacts) Outcome { return Outcome{Status: report.Partial, Message: "m"} }}
+	if r := bad.Judge(nil); r.Passed || r.Recommendation != "do x" {
+		t.Errorf("partial falls back to the definition's fix: %+v", r)
+	}
+}

@@ -1,0 +1,115 @@
+package llmstxt
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const corpus = "../../../shared/corpus/llms/"
+
+// Every published llms.txt in the corpus is valid; the quirks show up as findings.
+func TestCorpus(t *testing.T) {
+	want := map[string]struct {
+		title    string
+		sections int
+		minLinks int
+	}{
+		"claudette.txt":       {"Claudette", 2, 5},
+		"fastcore.txt":        {"fastcore", 2, 19},
+		"fasthtml-sample.txt": {"FastHTML", 3, 5},
+		"llmstxt-org.txt":     {"llms.txt", 1, 3},
+		"mui.txt":             {"MUI", 4, 14},
+		"pnpm.txt":            {"pnpm", 8, 100},
+		"shadcn-ui.txt":       {"shadcn/ui", 9, 100},
+	}
+	files, _ := filepath.Glob(corpus + "*.txt")
+	if len(files) != len(want) {
+		t.Fatalf("corpus has %d files, table %d", len(files), len(want))
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		r := Validate(b, nil)
+		w := want[filepath.Base(f)]
+		if !r.Valid || r.Title != w.title || len(r.Sections) != w.sections || r.Links < w.minLinks {
+			t.Errorf("%s: valid=%v title=%q sections=%d links=%d findings=%v", filepath.Base(f), r.Valid, r.Title, len(r.Sections), r.Links, r.Findings)
+		}
+	}
+	b, _ := os.ReadFile(corpus + "mui.txt")
+	if r := Validate(b, nil); r.Summary != "" || !hasFinding(r, Warning, "no blockquote summary") {
+		t.Errorf("mui has no blockquote summary: %+v", r.Findings)
+	}
+	b, _ = os.ReadFile(corpus + "fastcore.txt")
+	if r := Validate(b, nil); !hasFinding(r, Warning, "is not a link") {
+		t.Errorf("fastcore has a list item that is not a link: %+v", r.Findings)
+	}
+}
+
+func hasFinding(r *Report, s Severity, substr string) bool {
+	for _, f := range r.Findings {
+		if f.Severity == s && strings.Contains(f.Message, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStructureErrors(t *testing.T) {
+	cases := []struct {
+		name, body, finding string
+		line                int
+	}{
+		{"no title", "Just text\n\n## Docs\n- [a](https://a.example/)\n", "must start with an H1", 1},
+		{"no sections", "# T\n\n> s\n\nSome text with [a link](https://a.example/).\n", "no H2 sections", 0},
+		{"no links", "# T\n\n> s\n\n## Docs\n- plain item\n", "no markdown links", 0},
+		{"html", "<!DOCTYPE html><html><body>x</body></html>", "HTML page", 1},
+		{"h2 first", "## Docs\n- [a](https://a.example/)\n", "must start with an H1", 1},
+	}
+	for _, c := range cases {
+		r := Validate([]byte(c.body), nil)
+		if r.Valid {
+			t.Errorf("%s: valid", c.name)
+		}
+		found := false
+		for _, f := range r.Findings {
+			if f.Severity == Error && strings.Contains(f.Message, c.finding) && f.Line == c.line {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: want error %q on line %d, got %+v", c.name, c.finding, c.line, r.Findings)
+		}
+	}
+}
+
+func TestMinimalValidFileAndFindings(t *testing.T) {
+	base, _ := url.Parse("https://example.com/llms.txt")
+	r := Validate([]byte("\ufeff# Site\n\n> Summary\n\n### Stray\n\n## Docs\n\n- [A](/a.md): notes\n- [A again](https://example.com/a.md)\n\n## Optional\n\n- [B](b.md)\n"), base)
+	if !r.Valid || r.Title != "Site" || r.Summary != "Summary" || r.Links != 3 {
+		t.Fatalf("%+v", r)
+	}
+	if !hasFinding(r, Info, "duplicate link (also on line 9)") || !hasFinding(r, Warning, "headings other than H2") || !hasFinding(r, Info, "Optional") {
+		t.Errorf("findings %+v", r.Findings)
+	}
+}
+
+func FuzzValidate(f *testing.F) {
+	files, _ := filepath.Glob(corpus + "*")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("# t\n```\n## not a section\n```\n## s\n- [x](::bad)\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := Validate(body, nil)
+		if r.Valid && (r.Title == "" || r.Links == 0) {
+			t.Fatalf("valid without a title or links: %+v", r)
+		}
+		if len(r.Findings) > 200 {
+			t.Fatal("findings are unbounded")
+		}
+	})
+}
