@@ -269,7 +269,7 @@ func cachingHeaders(a *gather.Artifacts) Outcome {
 	if cc == "" {
 		miss = append(miss, "no Cache-Control")
 	}
-	if reval != 304 && (etag != "" || lm != "") {
+	if a.Revalidated != nil && reval != 304 {
 		miss = append(miss, fmt.Sprintf("a conditional request got %d instead of 304", reval))
 	}
 	return partial("Caching is incomplete: "+strings.Join(miss, "; ")+".", "", det, at(a.Home))

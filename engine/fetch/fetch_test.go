@@ -99,10 +99,11 @@ func TestSessionFetchesOnce(t *testing.T) {
 }
 
 func TestBodyCapsAndDecompression(t *testing.T) {
-	var bomb bytes.Buffer
-	zw := gzip.NewWriter(&bomb)
-	zw.Write(make([]byte, 50<<20))
+	var member bytes.Buffer
+	zw := gzip.NewWriter(&member)
+	zw.Write(make([]byte, 1<<20))
 	zw.Close()
+	bomb := bytes.NewBuffer(bytes.Repeat(member.Bytes(), 50)) // 50 MiB of zeros in 50 gzip members
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/bomb":

@@ -51,10 +51,10 @@ func TestExtraction(t *testing.T) {
 
 func TestCountWords(t *testing.T) {
 	cases := map[string]int{
-		"one two  three":       3,
-		"日本語のテキスト":             4, // 8 CJK characters, two a word
-		"Go 言語":                2,
-		"don't stop-me now.":   3,
+		"one two  three":     3,
+		"日本語のテキスト":           4, // 8 CJK characters, two a word
+		"Go 言語":              2,
+		"don't stop-me now.": 3,
 		"한국어 문장도 띄어쓰기를 합니다": 4, // Hangul is space-separated
 	}
 	for s, want := range cases {

@@ -1,0 +1,63 @@
+# agentready — make targets. `make test` is what CI runs (.ci/run).
+GO       ?= go
+BIN      := bin
+FUZZTIME ?= 2s
+# Every fuzz target as package:Target.
+FUZZ_TARGETS := \
+	./engine/robots:FuzzParse \
+	./engine/llmstxt:FuzzValidate \
+	./engine/htmlpage:FuzzParse \
+	./engine/jsonld:FuzzParse \
+	./engine/openapi:FuzzLoad \
+	./engine/linkset:FuzzParse \
+	./engine/weburl:FuzzNormalize \
+	./engine/agentcard:FuzzValidate \
+	./engine/mcpcard:FuzzParse \
+	./engine/xmldoc:FuzzDetect \
+	./engine/wellknown:FuzzParsers
+
+.PHONY: all build run test vet unit fuzz fuzz-long bench docs fmt clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/agentready ./cmd/agentready
+
+# Scan the bundled fixture site that does nearly everything right.
+demo: build
+	@$(GO) build -o $(BIN)/fixtureserver ./bench/fixtureserver
+	@$(BIN)/fixtureserver -site full > $(BIN)/.demo-url & pid=$$!; \
+	  until [ -s $(BIN)/.demo-url ]; do sleep 0.1; done; \
+	  $(BIN)/agentready scan $$(cat $(BIN)/.demo-url); kill $$pid
+
+test: vet unit fuzz
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Each fuzz target briefly (FUZZTIME=2s); `make fuzz-long` runs them for a minute each.
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+	  $(GO) test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) > $(BIN)/.fuzz.log 2>&1 || { cat $(BIN)/.fuzz.log; exit 1; }; \
+	done
+
+fuzz-long:
+	$(MAKE) fuzz FUZZTIME=60s
+
+bench:
+	$(GO) run ./bench/scanbench
+
+docs:
+	$(GO) test ./engine/checks -run TestDocsAreGenerated -update
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf $(BIN)
