@@ -337,17 +337,12 @@ func (g *run) spec(def *promise) {
 			links = append(links, cand{u, source})
 		}
 	}
-	for _, l := range a.HomeLinks {
-		if hasRel(l.Rels, "service-desc") {
-			addLink(l.Href, "Link header")
-		}
+	header, html := a.linkedFromHome("service-desc")
+	for _, h := range header {
+		addLink(h, "Link header")
 	}
-	if a.Page != nil {
-		for _, l := range a.Page.Links {
-			if l.HasRel("service-desc") {
-				addLink(l.Href, "<link rel=\"service-desc\">")
-			}
-		}
+	for _, h := range html {
+		addLink(h, "<link rel=\"service-desc\">")
 	}
 	if a.Linkset != nil {
 		for _, t := range a.Linkset.Targets("service-desc") {
@@ -399,6 +394,23 @@ func (g *run) spec(def *promise) {
 	if broken != nil {
 		a.SpecResp, a.SpecErr, a.SpecSource = broken.resp, broken.err, broken.source
 	}
+}
+
+// linkedFromHome returns the targets of rel in the homepage's Link header and in its <link> elements.
+func (a *Artifacts) linkedFromHome(rel string) (header, html []string) {
+	for _, l := range a.HomeLinks {
+		if hasRel(l.Rels, rel) {
+			header = append(header, l.Href)
+		}
+	}
+	if a.Page != nil {
+		for _, l := range a.Page.Links {
+			if l.HasRel(rel) {
+				html = append(html, l.Href)
+			}
+		}
+	}
+	return header, html
 }
 
 // mentionsOpenAPI tells a broken description (worth a partial) from an unrelated 200 answer.
@@ -587,17 +599,14 @@ func (g *run) docs() {
 	if a.Spec != nil && a.Spec.ExternalDocs != "" {
 		add(a.Spec.ExternalDocs, "OpenAPI externalDocs")
 	}
-	for _, l := range a.HomeLinks {
-		if hasRel(l.Rels, "service-doc") {
-			add(l.Href, "Link header service-doc")
-		}
+	header, html := a.linkedFromHome("service-doc")
+	for _, h := range header {
+		add(h, "Link header service-doc")
+	}
+	for _, h := range html {
+		add(h, "<link rel=\"service-doc\">")
 	}
 	if a.Page != nil {
-		for _, l := range a.Page.Links {
-			if l.HasRel("service-doc") {
-				add(l.Href, "<link rel=\"service-doc\">")
-			}
-		}
 		for _, an := range a.Page.Anchors {
 			if u, err := url.Parse(an.Href); err == nil && (docsPath.MatchString(u.Path) || strings.HasPrefix(u.Hostname(), "docs.") || strings.HasPrefix(u.Hostname(), "developer")) {
 				add(an.Href, "homepage link")
