@@ -1,0 +1,262 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketKV       = []byte("kv")
+	bucketMonitors = []byte("monitors")
+	bucketSchedule = []byte("schedule") // 8-byte due time (unix ns) + id → nil
+	bucketNextRun  = []byte("next")     // id → 8-byte due time
+)
+
+// Embedded is the single-node backend: one bbolt file.
+type Embedded struct {
+	db   *bolt.DB
+	stop chan struct{}
+	done chan struct{}
+}
+
+// OpenEmbedded opens (or creates) dir/agentready.db. Writes are fsynced before
+// they are acknowledged, so an acknowledged write survives kill -9.
+func OpenEmbedded(dir string) (*Embedded, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "agentready.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%s is in use by another process (is another agentready serve running with the same --data?)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketKV, bucketMonitors, bucketSchedule, bucketNextRun} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	e := &Embedded{db: db, stop: make(chan struct{}), done: make(chan struct{})}
+	go e.sweep()
+	return e, nil
+}
+
+func (e *Embedded) Name() string                   { return "embedded" }
+func (e *Embedded) Ping(ctx context.Context) error { return nil }
+func (e *Embedded) ScanCache() ScanCache           { return scanCache{e} }
+func (e *Embedded) Idempotency() Idempotency       { return idempotency{e} }
+func (e *Embedded) Screenshots() Screenshots       { return screenshots{e} }
+func (e *Embedded) Monitors() Monitors             { return boltMonitors{e.db} }
+func (e *Embedded) Close() error {
+	close(e.stop)
+	<-e.done
+	return e.db.Close()
+}
+
+// sweep deletes expired entries now and then so the file does not grow without bound.
+func (e *Embedded) sweep() {
+	defer close(e.done)
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+			now := time.Now().UnixNano()
+			_ = e.db.Update(func(tx *bolt.Tx) error {
+				c := tx.Bucket(bucketKV).Cursor()
+				n := 0
+				for k, v := c.First(); k != nil && n < 10000; k, v = c.Next() {
+					n++
+					if exp := int64(binary.BigEndian.Uint64(v[:8])); exp != 0 && exp <= now {
+						if err := c.Delete(); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+		}
+	}
+}
+
+func encode(val []byte, ttl time.Duration) []byte {
+	b := make([]byte, 8+len(val))
+	if ttl > 0 {
+		binary.BigEndian.PutUint64(b, uint64(time.Now().Add(ttl).UnixNano()))
+	}
+	copy(b[8:], val)
+	return b
+}
+
+func live(v []byte) ([]byte, bool) {
+	if len(v) < 8 {
+		return nil, false
+	}
+	if exp := int64(binary.BigEndian.Uint64(v[:8])); exp != 0 && exp <= time.Now().UnixNano() {
+		return nil, false
+	}
+	return v[8:], true
+}
+
+func (e *Embedded) get(_ context.Context, key string) ([]byte, error) {
+	var out []byte
+	err := e.db.View(func(tx *bolt.Tx) error {
+		v, ok := live(tx.Bucket(bucketKV).Get([]byte(key)))
+		if !ok {
+			return ErrNotFound
+		}
+		out = bytes.Clone(v)
+		return nil
+	})
+	return out, err
+}
+
+func (e *Embedded) set(_ context.Context, key string, val []byte, ttl time.Duration) error {
+	return e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Put([]byte(key), encode(val, ttl)) })
+}
+
+func (e *Embedded) setNX(_ context.Context, key string, val []byte, ttl time.Duration) (bool, error) {
+	ok := false
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketKV)
+		if _, exists := live(b.Get([]byte(key))); exists {
+			return nil
+		}
+		ok = true
+		return b.Put([]byte(key), encode(val, ttl))
+	})
+	return ok, err
+}
+
+func (e *Embedded) del(_ context.Context, key string) error {
+	return e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Delete([]byte(key)) })
+}
+
+type boltMonitors struct{ db *bolt.DB }
+
+func schedKey(at time.Time, id string) []byte {
+	k := make([]byte, 8+len(id))
+	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
+	copy(k[8:], id)
+	return k
+}
+
+func reschedule(tx *bolt.Tx, id string, at time.Time) error {
+	next, sched := tx.Bucket(bucketNextRun), tx.Bucket(bucketSchedule)
+	if old := next.Get([]byte(id)); old != nil {
+		if err := sched.Delete(append(bytes.Clone(old), id...)); err != nil {
+			return err
+		}
+	}
+	k := schedKey(at, id)
+	if err := sched.Put(k, nil); err != nil {
+		return err
+	}
+	return next.Put([]byte(id), k[:8])
+}
+
+func (m boltMonitors) Create(_ context.Context, mon Monitor, first time.Time) error {
+	b, err := json.Marshal(mon)
+	if err != nil {
+		return err
+	}
+	return m.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMonitors).Get([]byte(mon.ID)) != nil {
+			return fmt.Errorf("monitor %s exists", mon.ID)
+		}
+		if err := tx.Bucket(bucketMonitors).Put([]byte(mon.ID), b); err != nil {
+			return err
+		}
+		return reschedule(tx, mon.ID, first)
+	})
+}
+
+func (m boltMonitors) Get(_ context.Context, id string) (Monitor, error) {
+	var mon Monitor
+	err := m.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketMonitors).Get([]byte(id))
+		if v == nil {
+			return ErrNotFound
+		}
+		return json.Unmarshal(v, &mon)
+	})
+	return mon, err
+}
+
+func (m boltMonitors) Update(_ context.Context, mon Monitor) error {
+	b, err := json.Marshal(mon)
+	if err != nil {
+		return err
+	}
+	return m.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMonitors).Get([]byte(mon.ID)) == nil {
+			return ErrNotFound
+		}
+		return tx.Bucket(bucketMonitors).Put([]byte(mon.ID), b)
+	})
+}
+
+func (m boltMonitors) Delete(_ context.Context, id string) error {
+	return m.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMonitors).Get([]byte(id)) == nil {
+			return ErrNotFound
+		}
+		if old := tx.Bucket(bucketNextRun).Get([]byte(id)); old != nil {
+			if err := tx.Bucket(bucketSchedule).Delete(append(bytes.Clone(old), id...)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketNextRun).Delete([]byte(id)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMonitors).Delete([]byte(id))
+	})
+}
+
+func (m boltMonitors) Claim(_ context.Context, now time.Time, lease time.Duration, limit int) ([]string, error) {
+	if lease <= 0 {
+		return nil, errors.New("claim lease must be positive")
+	}
+	var ids []string
+	err := m.db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSchedule).Cursor()
+		limitKey := schedKey(now, "\xff")
+		for k, _ := c.First(); k != nil && bytes.Compare(k, limitKey) <= 0 && len(ids) < limit; k, _ = c.First() {
+			ids = append(ids, string(k[8:]))
+			if err := reschedule(tx, string(k[8:]), now.Add(lease)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ids, err
+}
+
+func (m boltMonitors) Reschedule(_ context.Context, id string, at time.Time) error {
+	return m.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMonitors).Get([]byte(id)) == nil {
+			return ErrNotFound
+		}
+		return reschedule(tx, id, at)
+	})
+}

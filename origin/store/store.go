@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned for a missing or expired key.
+var ErrNotFound = errors.New("not found")
+
+// Backend bundles every concern.
+type Backend interface {
+	ScanCache() ScanCache
+	Idempotency() Idempotency
+	Screenshots() Screenshots
+	Monitors() Monitors
+	Ping(ctx context.Context) error
+	Name() string // "embedded" or "redis"
+	Close() error
+}
+
+// ScanCache keeps recent scan reports, keyed by normalised URL.
+type ScanCache interface {
+	Get(ctx context.Context, url string) (report []byte, scannedAt time.Time, err error)
+	Put(ctx context.Context, url string, report []byte, scannedAt time.Time, ttl time.Duration) error
+}
+
+// IdemState is the state of an idempotency key.
+type IdemState string
+
+const (
+	IdemInFlight IdemState = "in_flight"
+	IdemDone     IdemState = "done"
+)
+
+// IdemRecord is what is stored under an idempotency key.
+type IdemRecord struct {
+	State       IdemState         `json:"state"`
+	Fingerprint string            `json:"fingerprint"` // hash of the request body
+	Status      int               `json:"status,omitempty"`
+	Header      map[string]string `json:"header,omitempty"`
+	Body        []byte            `json:"body,omitempty"`
+	Created     time.Time         `json:"created"`
+}
+
+// Idempotency stores keys scoped to a caller.
+type Idempotency interface {
+	// Begin claims the key for a request with the given fingerprint. started is
+	// true when this caller now owns the key; otherwise existing is the record
+	// another request left (in flight or done).
+	Begin(ctx context.Context, scope, key, fingerprint string, lease time.Duration) (started bool, existing *IdemRecord, err error)
+	// Complete stores the final response for ttl.
+	Complete(ctx context.Context, scope, key string, rec IdemRecord, ttl time.Duration) error
+	// Release forgets a key whose request failed before producing a response worth replaying.
+	Release(ctx context.Context, scope, key string) error
+}
+
+// Screenshots keeps PNGs by URL.
+type Screenshots interface {
+	Get(ctx context.Context, url string) ([]byte, error)
+	Put(ctx context.Context, url string, png []byte, ttl time.Duration) error
+}
+
+// Monitor is a scheduled re-scan with signed webhook deliveries.
+type Monitor struct {
+	ID          string    `json:"id"`
+	URL         string    `json:"url"`
+	CallbackURL string    `json:"callback_url"`
+	Interval    int64     `json:"interval_seconds"`
+	Events      []string  `json:"events"`
+	Secret      string    `json:"secret"`
+	Owner       string    `json:"owner"`
+	Created     time.Time `json:"created"`
+	LastScore   int       `json:"last_score"`
+	LastLevel   int       `json:"last_level"`
+	LastRun     time.Time `json:"last_run,omitzero"`
+}
+
+// Monitors stores monitors and the schedule of their next runs.
+type Monitors interface {
+	Create(ctx context.Context, m Monitor, firstRun time.Time) error
+	Get(ctx context.Context, id string) (Monitor, error)
+	Update(ctx context.Context, m Monitor) error
+	Delete(ctx context.Context, id string) error
+	// Claim returns up to limit monitors due at now and pushes each one's next
+	// run to now+lease, atomically: two claimers never receive the same monitor
+	// for the same due time.
+	Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]string, error)
+	// Reschedule sets a monitor's next run.
+	Reschedule(ctx context.Context, id string, at time.Time) error
+}

@@ -1,0 +1,298 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+// backends returns every backend the conformance suite runs against: the
+// embedded file always, Redis when REDIS_URL is set (and CI=true demands it).
+func backends(t *testing.T) map[string]func(t *testing.T) Backend {
+	m := map[string]func(t *testing.T) Backend{
+		"embedded": func(t *testing.T) Backend {
+			e, err := OpenEmbedded(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { e.Close() })
+			return e
+		},
+	}
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but REDIS_URL is not set: the Redis backend must be tested in CI (.ci/run starts redis-server)")
+		}
+		t.Log("REDIS_URL not set: testing the embedded backend only")
+		return m
+	}
+	m["redis"] = func(t *testing.T) Backend {
+		r, err := OpenRedis(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		// A fresh key prefix per test keeps runs independent on a shared server.
+		return r.WithPrefix(fmt.Sprintf("agentready-test:%s:%d:", t.Name(), time.Now().UnixNano()))
+	}
+	return m
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen within 5 s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Run("scan cache round trip and TTL", func(t *testing.T) { testScanCache(t, open(t)) })
+			t.Run("idempotency lifecycle", func(t *testing.T) { testIdempotency(t, open(t)) })
+			t.Run("concurrent put-if-absent", func(t *testing.T) { testConcurrentBegin(t, open(t)) })
+			t.Run("screenshots", func(t *testing.T) { testScreenshots(t, open(t)) })
+			t.Run("monitors", func(t *testing.T) { testMonitors(t, open(t)) })
+			t.Run("concurrent claims", func(t *testing.T) { testConcurrentClaims(t, open(t)) })
+		})
+	}
+}
+
+func testScanCache(t *testing.T, b Backend) {
+	ctx := context.Background()
+	c := b.ScanCache()
+	if _, _, err := c.Get(ctx, "https://a.example/"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty cache: %v", err)
+	}
+	at := time.Date(2026, 11, 22, 10, 0, 0, 123, time.UTC)
+	if err := c.Put(ctx, "https://a.example/", []byte(`{"url":"a"}`), at, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got, gotAt, err := c.Get(ctx, "https://a.example/")
+	if err != nil || string(got) != `{"url":"a"}` || !gotAt.Equal(at) {
+		t.Fatalf("%s %s %v", got, gotAt, err)
+	}
+	if err := c.Put(ctx, "https://short.example/", []byte("x"), time.Now(), 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "TTL expiry", func() bool {
+		_, _, err := c.Get(ctx, "https://short.example/")
+		return errors.Is(err, ErrNotFound)
+	})
+	if _, _, err := c.Get(ctx, "https://a.example/"); err != nil {
+		t.Errorf("a long-lived entry expired with the short one: %v", err)
+	}
+}
+
+func testIdempotency(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := b.Idempotency()
+	started, existing, err := s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute)
+	if err != nil || !started || existing != nil {
+		t.Fatalf("first Begin: %v %v %v", started, existing, err)
+	}
+	started, existing, _ = s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute)
+	if started || existing == nil || existing.State != IdemInFlight || existing.Fingerprint != "fp-a" {
+		t.Fatalf("second Begin while in flight: %v %+v", started, existing)
+	}
+	if started, _, _ := s.Begin(ctx, "ip:2", "k1", "fp-a", time.Minute); !started {
+		t.Fatal("keys are scoped to the caller")
+	}
+	rec := IdemRecord{Fingerprint: "fp-a", Status: 200, Header: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"ok":true}`)}
+	if err := s.Complete(ctx, "ip:1", "k1", rec, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, existing, _ = s.Begin(ctx, "ip:1", "k1", "fp-b", time.Minute)
+	if existing == nil || existing.State != IdemDone || existing.Status != 200 || !bytes.Equal(existing.Body, rec.Body) || existing.Fingerprint != "fp-a" {
+		t.Fatalf("after Complete: %+v", existing)
+	}
+	if err := s.Release(ctx, "ip:1", "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if started, _, _ := s.Begin(ctx, "ip:1", "k1", "fp-b", 100*time.Millisecond); !started {
+		t.Fatal("Begin after Release")
+	}
+	eventually(t, "an abandoned in-flight key to expire", func() bool {
+		started, _, _ := s.Begin(ctx, "ip:1", "k1", "fp-c", time.Minute)
+		return started
+	})
+}
+
+func testConcurrentBegin(t *testing.T, b Backend) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	winners := 0
+	for i := 0; i < 32; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started, existing, err := b.Idempotency().Begin(ctx, "scope", "race", "fp", time.Minute)
+			if err != nil || (!started && existing == nil) {
+				t.Errorf("Begin: %v", err)
+			}
+			if started {
+				mu.Lock()
+				winners++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if winners != 1 {
+		t.Fatalf("%d callers own the key, want exactly 1", winners)
+	}
+}
+
+func testScreenshots(t *testing.T, b Backend) {
+	ctx := context.Background()
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	if err := b.Screenshots().Put(ctx, "https://a.example/", png, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Screenshots().Get(ctx, "https://a.example/"); err != nil || !bytes.Equal(got, png) {
+		t.Fatalf("%q %v", got, err)
+	}
+	if _, err := b.Screenshots().Get(ctx, "https://b.example/"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing screenshot: %v", err)
+	}
+}
+
+func testMonitors(t *testing.T, b Backend) {
+	ctx := context.Background()
+	m := b.Monitors()
+	now := time.Now().Truncate(time.Millisecond)
+	mon := Monitor{ID: "mon_1", URL: "https://a.example/", CallbackURL: "https://hooks.example/x", Interval: 3600, Secret: "whsec_x", Created: now.UTC()}
+	if err := m.Create(ctx, mon, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Create(ctx, mon, now); err == nil {
+		t.Error("creating the same id twice must fail")
+	}
+	got, err := m.Get(ctx, "mon_1")
+	if err != nil || got.URL != mon.URL || got.Secret != mon.Secret {
+		t.Fatalf("%+v %v", got, err)
+	}
+	got.LastScore = 77
+	if err := m.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := m.Get(ctx, "mon_1"); got.LastScore != 77 {
+		t.Error("update lost")
+	}
+	if ids, _ := m.Claim(ctx, now, time.Minute, 10); len(ids) != 0 {
+		t.Errorf("claimed a monitor not yet due: %v", ids)
+	}
+	if ids, _ := m.Claim(ctx, now.Add(2*time.Hour), time.Minute, 10); len(ids) != 1 || ids[0] != "mon_1" {
+		t.Errorf("due monitor not claimed: %v", ids)
+	}
+	if ids, _ := m.Claim(ctx, now.Add(2*time.Hour), time.Minute, 10); len(ids) != 0 {
+		t.Errorf("claimed twice within the lease: %v", ids)
+	}
+	if err := m.Reschedule(ctx, "mon_1", now); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := m.Claim(ctx, now, time.Minute, 10); len(ids) != 1 {
+		t.Errorf("rescheduled monitor: %v", ids)
+	}
+	if err := m.Delete(ctx, "mon_1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Get(ctx, "mon_1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("after delete: %v", err)
+	}
+	if err := m.Delete(ctx, "mon_1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if ids, _ := m.Claim(ctx, now.Add(24*time.Hour), time.Minute, 10); len(ids) != 0 {
+		t.Errorf("a deleted monitor was claimed: %v", ids)
+	}
+}
+
+func testConcurrentClaims(t *testing.T, b Backend) {
+	ctx := context.Background()
+	m := b.Monitors()
+	now := time.Now()
+	for i := 0; i < 60; i++ {
+		if err := m.Create(ctx, Monitor{ID: fmt.Sprintf("mon_%02d", i), URL: "https://a.example/"}, now.Add(-time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var all []string
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ids, err := m.Claim(ctx, now, time.Hour, 4)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(ids) == 0 {
+					return
+				}
+				mu.Lock()
+				all = append(all, ids...)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(all)
+	if len(all) != 60 {
+		t.Fatalf("%d claims for 60 due monitors", len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			t.Fatalf("%s claimed twice", all[i])
+		}
+	}
+}
+
+// What the embedded backend acknowledged survives a restart.
+func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	e, err := OpenEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenEmbedded(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte("in use")) {
+		t.Errorf("a second process on the same data directory: %v", err)
+	}
+	e.Monitors().Create(ctx, Monitor{ID: "mon_keep", URL: "https://a.example/"}, time.Now())
+	e.ScanCache().Put(ctx, "https://a.example/", []byte("r"), time.Now(), time.Hour)
+	e.Idempotency().Complete(ctx, "s", "k", IdemRecord{Fingerprint: "f", Status: 200, Body: []byte("b")}, time.Hour)
+	e.Close()
+	e, err = OpenEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Monitors().Get(ctx, "mon_keep"); err != nil {
+		t.Errorf("monitor lost: %v", err)
+	}
+	if ids, _ := e.Monitors().Claim(ctx, time.Now(), time.Minute, 5); len(ids) != 1 {
+		t.Errorf("schedule lost: %v", ids)
+	}
+	if r, _, err := e.ScanCache().Get(ctx, "https://a.example/"); err != nil || string(r) != "r" {
+		t.Errorf("cache lost: %v", err)
+	}
+	if _, ex, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute); ex == nil || ex.State != IdemDone {
+		t.Errorf("idempotency record lost: %+v", ex)
+	}
+}
