@@ -16,12 +16,19 @@ FUZZ_TARGETS := \
 	./engine/xmldoc:FuzzDetect \
 	./engine/wellknown:FuzzParsers
 
-.PHONY: all build run test vet unit fuzz fuzz-long bench docs fmt clean
+.PHONY: all build run demo test vet unit fuzz fuzz-long bench bench-origin docs fmt clean
+
+ADDR ?= 127.0.0.1:8080
+DATA ?= ./data
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/agentready ./cmd/agentready
+
+# Start the whole service on the embedded default (no Redis, no Chromium needed).
+run: build
+	$(BIN)/agentready serve --addr $(ADDR) --data $(DATA)
 
 # Scan the bundled fixture site that does nearly everything right.
 demo: build
@@ -52,6 +59,9 @@ fuzz-long:
 
 bench:
 	$(GO) run ./bench/scanbench
+
+bench-origin:
+	$(GO) run ./bench/originbench
 
 docs:
 	$(GO) test ./engine/checks -run TestDocsAreGenerated -update

@@ -1,6 +1,7 @@
-// Command agentready scans a website for AI-agent readiness.
+// Command agentready scans a website for AI-agent readiness, and serves the API.
 //
 //	agentready scan <url> [--json] [--timeout 20s] [--min-level N] [--min-score N] [--allow-private|--no-private]
+//	agentready serve [--addr 127.0.0.1:8080] [--data ./data] [--allow-private]
 //
 // Exit codes: 0 done, 1 --min-level or --min-score not reached, 2 usage error,
 // 3 site unreachable.
@@ -39,6 +40,8 @@ const usage = `agentready — how ready is a website for AI agents?
 Usage:
   agentready scan <url> [flags]    scan a site (48 checks, levels 1–4)
   agentready checks [--json]       list the check catalog
+  agentready serve [flags]         run the API service (--addr 127.0.0.1:8080, --data ./data,
+                                   --allow-private; REDIS_URL selects the shared Redis state)
   agentready help                  show this help
 
 Scan flags:
@@ -66,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return scanCmd(args[1:], stdout, stderr)
 	case "checks":
 		return checksCmd(args[1:], stdout, stderr)
+	case "serve":
+		return serveCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -44,6 +44,13 @@ func idemKey(scope, key string) string { return "idem:" + scope + "\x00" + key }
 
 func (s idempotency) Begin(ctx context.Context, scope, key, fp string, lease time.Duration) (bool, *IdemRecord, error) {
 	rec, _ := json.Marshal(IdemRecord{State: IdemInFlight, Fingerprint: fp, Created: time.Now().UTC()})
+	// Replays are the common case: a read answers them without a write.
+	if b, err := s.kv.get(ctx, idemKey(scope, key)); err == nil {
+		var existing IdemRecord
+		if err := json.Unmarshal(b, &existing); err == nil {
+			return false, &existing, nil
+		}
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		ok, err := s.kv.setNX(ctx, idemKey(scope, key), rec, lease)
 		if err != nil || ok {
