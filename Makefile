@@ -48,7 +48,7 @@ unit:
 
 # Each fuzz target briefly (FUZZTIME=2s); `make fuzz-long` runs them for a minute each.
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@mkdir -p $(BIN); set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
 	  $(GO) test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) > $(BIN)/.fuzz.log 2>&1 || { cat $(BIN)/.fuzz.log; exit 1; }; \
