@@ -16,7 +16,7 @@ FUZZ_TARGETS := \
 	./engine/xmldoc:FuzzDetect \
 	./engine/wellknown:FuzzParsers
 
-.PHONY: all build run demo test vet unit fuzz fuzz-long bench bench-origin docs fmt clean
+.PHONY: all build run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -62,6 +62,9 @@ bench:
 
 bench-origin:
 	$(GO) run ./bench/originbench
+
+bench-mcp:
+	$(GO) run ./bench/mcpbench
 
 docs:
 	$(GO) test ./engine/checks -run TestDocsAreGenerated -update

@@ -155,3 +155,25 @@ func Judge(a *gather.Artifacts, now time.Time, emit func(Event)) *report.Result 
 
 // NormalizeURL exposes the URL rules, for transports that validate input early.
 func NormalizeURL(raw string) (*url.URL, error) { return weburl.Normalize(raw) }
+
+// Document is one fetched document.
+type Document struct {
+	URL         string // where it was found, after redirects
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+// FetchDocument fetches one URL with the scanner's safety rules (address
+// policy, caps, timeouts), for tools that validate a single document.
+func (s *Scanner) FetchDocument(ctx context.Context, rawURL, accept string) (*Document, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, &ScanError{Code: "invalid_url", Message: fmt.Sprintf("%q is not an http(s) URL", rawURL)}
+	}
+	r := s.client.NewSession().Do(ctx, fetch.Request{URL: u.String(), Accept: accept})
+	if r.Err != nil {
+		return nil, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s could not be fetched: %v", u, r.Err), Err: fmt.Errorf("%w: %v", ErrUnreachable, r.Err)}
+	}
+	return &Document{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType(), Body: r.Body}, nil
+}

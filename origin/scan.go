@@ -92,10 +92,12 @@ type scanner struct {
 	cfg     Config
 	engine  *engine.Scanner
 	cache   store.ScanCache
+	history store.History
 	pool    *pool
 	m       *metrics
 	flights flight
 	hot     hotCache
+	persist sync.WaitGroup  // cache and history writes in flight
 	base    context.Context // canceled when the server gives up on draining
 }
 
@@ -160,6 +162,13 @@ func (h *hotCache) put(url string, e hotEntry) {
 	h.m[url] = e
 }
 
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // cached returns a cached scan that is still within the cache lifetime.
 func (s *scanner) cached(ctx context.Context, url string) (*scanned, bool) {
 	now := time.Now()
@@ -170,11 +179,7 @@ func (s *scanner) cached(ctx context.Context, url string) (*scanned, bool) {
 	if err != nil || len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	exp := now.Add(hotTTL)
-	if end := at.Add(s.cfg.CacheTTL); end.Before(exp) {
-		exp = end
-	}
-	s.hot.put(url, hotEntry{raw: raw, at: at, expires: exp})
+	s.hot.put(url, hotEntry{raw: raw, at: at, expires: minTime(now.Add(hotTTL), at.Add(s.cfg.CacheTTL))})
 	return &scanned{raw: raw, scannedAt: at, cached: true}, true
 }
 
@@ -202,10 +207,18 @@ func (s *scanner) execute(ctx context.Context, url string, onEvent func(engine.E
 	if err != nil {
 		return nil, err
 	}
-	// The cache write must not be lost to a client that hung up at the last moment.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	_ = s.cache.Put(wctx, url, raw, res.Timestamp, s.cfg.CacheTTL)
+	// Persisting is off the response path (a bbolt write waits for fsync); the
+	// in-memory hot cache answers repeats at once, and concurrent callers share
+	// this scan through the flight group anyway.
+	s.hot.put(url, hotEntry{raw: raw, at: res.Timestamp, expires: minTime(time.Now().Add(hotTTL), res.Timestamp.Add(s.cfg.CacheTTL))})
+	s.persist.Add(1)
+	go func() {
+		defer s.persist.Done()
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.cache.Put(wctx, url, raw, res.Timestamp, s.cfg.CacheTTL)
+		_ = s.history.Record(wctx, store.HistoryEntry{URL: res.URL, Score: res.Score.Value, Grade: res.Score.Grade, Level: res.CurrentLevel, LevelName: res.Score.LevelName, ScannedAt: res.Timestamp})
+	}()
 	return &scanned{decoded: res, raw: raw, scannedAt: res.Timestamp}, nil
 }
 

@@ -4,15 +4,23 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/ratelimit"
+	"github.com/agentready/agentready/origin/mcpserver"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
 // Config configures the origin. Zero fields take the defaults in parentheses.
@@ -25,6 +33,11 @@ type Config struct {
 	Heartbeat      time.Duration // SSE heartbeat interval (10 s)
 	MaxBody        int           // request body limit in bytes (64 KiB)
 	Version        string
+	BaseURL        string              // public base URL; default: from each request's Host
+	Allowances     identity.Allowances // daily scans per tier (identity.DefaultAllowances)
+	Limiter        ratelimit.Limiter   // default: redis_rate on a Redis store, else in-process GCRA
+	Payment        x402.Config         // where paid scans are paid to
+	Curated        []string            // sites the MCP showcase features
 }
 
 func (c *Config) defaults() {
@@ -49,6 +62,9 @@ func (c *Config) defaults() {
 	if c.Version == "" {
 		c.Version = "1.0.0"
 	}
+	if c.Allowances == (identity.Allowances{}) {
+		c.Allowances = identity.DefaultAllowances
+	}
 }
 
 // Server is the origin HTTP server.
@@ -62,6 +78,8 @@ type Server struct {
 	stopAll context.CancelFunc
 	closing chan struct{}
 	once    sync.Once
+	mcp     *mcpserver.Server
+	mcpHTTP fasthttp.RequestHandler
 }
 
 // New builds a server over a store backend and a scanner.
@@ -70,7 +88,44 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 	base, cancel := context.WithCancel(context.Background())
 	m := newMetrics()
 	s := &Server{cfg: cfg, store: st, m: m, base: base, stopAll: cancel, closing: make(chan struct{})}
-	s.scans = &scanner{cfg: cfg, engine: sc, cache: st.ScanCache(), pool: newPool(cfg.Workers, cfg.Queue, m), m: m, base: base}
+	s.scans = &scanner{cfg: cfg, engine: sc, cache: st.ScanCache(), history: st.History(), pool: newPool(cfg.Workers, cfg.Queue, m), m: m, base: base}
+	if cfg.Limiter == nil {
+		if r, ok := st.(*store.Redis); ok {
+			cfg.Limiter = ratelimit.NewRedis(r.Client())
+		} else {
+			cfg.Limiter = ratelimit.NewLocal()
+		}
+		s.cfg.Limiter = cfg.Limiter
+	}
+	var trusted []string
+	if cfg.BaseURL != "" {
+		trusted = append(trusted, strings.TrimSuffix(cfg.BaseURL, "/"))
+	}
+	ms, err := mcpserver.New(mcpserver.Deps{
+		ValidateURL: func(raw string) (string, error) {
+			u, aerr := s.scans.validateURL(raw)
+			if aerr != nil {
+				return "", errors.New(strings.TrimPrefix(aerr.Message, "url: "))
+			}
+			return u, nil
+		},
+		Scan: func(ctx context.Context, url string) (*report.Result, error) {
+			res, err := s.scans.scan(ctx, url, false)
+			if err != nil {
+				return nil, err
+			}
+			return res.result()
+		},
+		Fetch: sc.FetchDocument,
+		Charge: func(ctx context.Context, c identity.Caller, n int) (*ratelimit.Result, error) {
+			return s.cfg.Limiter.AllowN(ctx, "scan:"+c.Key(), ratelimit.PerDay(s.cfg.Allowances.For(c.Tier)), n)
+		},
+		History: st.History(), Curated: cfg.Curated, Payment: cfg.Payment, Version: cfg.Version,
+	}, trusted...)
+	if err != nil {
+		panic(fmt.Sprintf("building the MCP server: %v", err)) // a bug in the tool definitions
+	}
+	s.mcp, s.mcpHTTP = ms, fasthttpadaptor.NewFastHTTPHandler(ms.Handler())
 	s.srv = &fasthttp.Server{
 		Handler:            s.Handle,
 		Name:               "agentready",
@@ -99,6 +154,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.once.Do(func() { close(s.closing) })
 	err := s.srv.ShutdownWithContext(ctx)
 	s.stopAll()
+	s.scans.persist.Wait() // the store is closed after Shutdown returns
 	if err != nil {
 		// Give canceled handlers a moment to write their last bytes.
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -172,6 +228,11 @@ func (s *Server) route(path string) route {
 		return get("/metrics", s.metrics)
 	case path == "/openapi.json":
 		return get("/openapi.json", s.openapi)
+	case path == "/api/mcp":
+		h := s.serveMCP
+		return route{"/api/mcp", map[string]func(*fasthttp.RequestCtx){"POST": h, "GET": h, "DELETE": h}}
+	case path == "/.well-known/mcp.json", path == "/.well-known/mcp/server-card", path == "/.well-known/mcp/server-card.json":
+		return get("/.well-known/mcp.json", s.serverCard)
 	}
 	if name, methods, ok := planned(path); ok {
 		r := route{name, map[string]func(*fasthttp.RequestCtx){}}
@@ -187,10 +248,10 @@ func (s *Server) route(path string) route {
 // 501 with a clear envelope until they are (and /openapi.json marks them).
 func planned(path string) (string, []string, bool) {
 	switch path {
-	case "/api/v1/scan-gateway", "/api/mcp", "/api/agent/token", "/api/monitors":
+	case "/api/v1/scan-gateway", "/api/agent/token", "/api/monitors":
 		return path, []string{"POST"}, true
 	case "/api/badge", "/api/screenshot", "/.well-known/api-catalog", "/.well-known/oauth-authorization-server",
-		"/.well-known/oauth-protected-resource", "/.well-known/mcp.json":
+		"/.well-known/oauth-protected-resource":
 		return path, []string{"GET"}, true
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/monitors/"); ok && rest != "" {
@@ -208,6 +269,46 @@ func (s *Server) notBuilt(name string) func(*fasthttp.RequestCtx) {
 	return func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(501, CodeNotImplemented, name+" is part of the API but not built yet; /openapi.json marks it with x-status: planned."))
 	}
+}
+
+// baseURL is the public base of the service for this request.
+func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
+	if s.cfg.BaseURL != "" {
+		return strings.TrimSuffix(s.cfg.BaseURL, "/")
+	}
+	scheme := "http"
+	if ctx.IsTLS() {
+		scheme = "https"
+	}
+	return scheme + "://" + string(ctx.Host())
+}
+
+// caller is who is asking. Until the edge signs identities, every caller of the
+// origin is anonymous and keyed by its address.
+func (s *Server) caller(ctx *fasthttp.RequestCtx) identity.Caller {
+	return identity.Caller{Tier: identity.Anonymous, Subject: ctx.RemoteIP().String()}
+}
+
+func (s *Server) serveMCP(ctx *fasthttp.RequestCtx) {
+	c := s.caller(ctx)
+	h := &ctx.Request.Header
+	h.Del(mcpserver.HeaderCallerTier)
+	h.Del(mcpserver.HeaderCallerSubject)
+	h.Del(mcpserver.HeaderBaseURL)
+	h.Set(mcpserver.HeaderCallerTier, string(c.Tier))
+	h.Set(mcpserver.HeaderCallerSubject, c.Subject)
+	h.Set(mcpserver.HeaderBaseURL, s.baseURL(ctx))
+	s.mcpHTTP(ctx)
+}
+
+// MCPHandler is the MCP endpoint as a net/http handler (benchmarks, embedding).
+func (s *Server) MCPHandler() http.Handler { return s.mcp.Handler() }
+
+func (s *Server) serverCard(ctx *fasthttp.RequestCtx) {
+	ctx.SetContentType("application/json")
+	ctx.Response.Header.Set("Access-Control-Allow-Origin", "*")
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	ctx.SetBody(s.mcp.Card(s.baseURL(ctx)))
 }
 
 func (s *Server) healthz(ctx *fasthttp.RequestCtx) {

@@ -475,7 +475,7 @@ func TestRoutesAndOperations(t *testing.T) {
 		code         string
 	}{
 		{"GET", "/api/badge?url=example.com", 501, "not_implemented"},
-		{"POST", "/api/mcp", 501, "not_implemented"},
+		{"POST", "/api/agent/token", 501, "not_implemented"},
 		{"GET", "/api/monitors/mon_1", 501, "not_implemented"},
 		{"POST", "/api/monitors/mon_1/test", 501, "not_implemented"},
 		{"GET", "/nope", 404, "not_found"},

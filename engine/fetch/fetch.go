@@ -103,6 +103,7 @@ type Request struct {
 	Body       []byte
 	MaxBody    int64 // 0: the client's default
 	NoRedirect bool  // return 3xx responses as they are
+	NoOrigin   bool  // omit the Origin header (protocol probes, which servers may reject cross-origin)
 	Round      int   // dependent round this request belongs to (1 = needs nothing)
 }
 
@@ -124,6 +125,9 @@ func (r Request) Key() string {
 	}
 	if r.NoRedirect {
 		b.WriteString("\nnoredirect")
+	}
+	if r.NoOrigin {
+		b.WriteString("\nnoorigin")
 	}
 	if len(r.Body) > 0 {
 		s := sha256.Sum256(r.Body)
@@ -331,7 +335,9 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 			hr.Body = nil
 		}
 		hr.Header.Set("User-Agent", s.c.cfg.UserAgent)
-		hr.Header.Set("Origin", s.c.cfg.Origin)
+		if !req.NoOrigin {
+			hr.Header.Set("Origin", s.c.cfg.Origin)
+		}
 		hr.Header.Set("Accept-Encoding", "gzip, br, deflate")
 		if req.Accept != "" {
 			hr.Header.Set("Accept", req.Accept)

@@ -497,7 +497,8 @@ func (g *run) probeMCP(endpoint string, card *fetch.Response) {
 	pr := &g.a.MCPProbe
 	pr.Endpoint = endpoint
 	post := func(body []byte, h map[string]string, round int) *promise {
-		return g.start(fetch.Request{Method: http.MethodPost, URL: endpoint, Accept: mcpcard.Accept, Body: body, Header: h, Round: round, MaxBody: 1 << 20})
+		// No Origin header: MCP servers rightly refuse cross-origin browser calls (DNS-rebinding protection).
+		return g.start(fetch.Request{Method: http.MethodPost, URL: endpoint, Accept: mcpcard.Accept, Body: body, Header: h, Round: round, MaxBody: 1 << 20, NoOrigin: true})
 	}
 	db, dh := mcpcard.DiscoverRequest()
 	ib, ih := mcpcard.InitializeRequest()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,6 +20,7 @@ var (
 	bucketMonitors = []byte("monitors")
 	bucketSchedule = []byte("schedule") // 8-byte due time (unix ns) + id → nil
 	bucketNextRun  = []byte("next")     // id → 8-byte due time
+	bucketHistory  = []byte("history")  // url → HistoryEntry JSON
 )
 
 // Embedded is the single-node backend: one bbolt file.
@@ -43,7 +45,7 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKV, bucketMonitors, bucketSchedule, bucketNextRun} {
+		for _, b := range [][]byte{bucketKV, bucketMonitors, bucketSchedule, bucketNextRun, bucketHistory} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -65,6 +67,7 @@ func (e *Embedded) ScanCache() ScanCache           { return scanCache{e} }
 func (e *Embedded) Idempotency() Idempotency       { return idempotency{e} }
 func (e *Embedded) Screenshots() Screenshots       { return screenshots{e} }
 func (e *Embedded) Monitors() Monitors             { return boltMonitors{e.db} }
+func (e *Embedded) History() History               { return boltHistory{e.db} }
 func (e *Embedded) Close() error {
 	close(e.stop)
 	<-e.done
@@ -259,4 +262,55 @@ func (m boltMonitors) Reschedule(_ context.Context, id string, at time.Time) err
 		}
 		return reschedule(tx, id, at)
 	})
+}
+
+type boltHistory struct{ db *bolt.DB }
+
+func (h boltHistory) Record(_ context.Context, e HistoryEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return h.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketHistory).Put([]byte(e.URL), b) })
+}
+
+// maxHistory bounds the entries ranked per query on the single-node backend.
+const maxHistory = 100000
+
+func (h boltHistory) Top(_ context.Context, offset, limit int) ([]HistoryEntry, int, error) {
+	var all []HistoryEntry
+	err := h.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketHistory).ForEach(func(_, v []byte) error {
+			var e HistoryEntry
+			if len(all) < maxHistory && json.Unmarshal(v, &e) == nil {
+				all = append(all, e)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	sortHistory(all)
+	return page(all, offset, limit), len(all), nil
+}
+
+func sortHistory(all []HistoryEntry) {
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Score != all[j].Score {
+			return all[i].Score > all[j].Score
+		}
+		return all[i].ScannedAt.After(all[j].ScannedAt)
+	})
+}
+
+func page(all []HistoryEntry, offset, limit int) []HistoryEntry {
+	if offset >= len(all) {
+		return []HistoryEntry{}
+	}
+	end := offset + limit
+	if end > len(all) {
+		end = len(all)
+	}
+	return all[offset:end]
 }

@@ -35,6 +35,9 @@ func OpenRedis(ctx context.Context, url string) (*Redis, error) {
 	return r, nil
 }
 
+// Client is the underlying connection pool (shared with the rate limiter).
+func (r *Redis) Client() *redis.Client { return r.c }
+
 // WithPrefix returns a view whose keys live under another prefix (tests use one per run).
 func (r *Redis) WithPrefix(p string) *Redis { return &Redis{c: r.c, prefix: p} }
 
@@ -44,6 +47,7 @@ func (r *Redis) ScanCache() ScanCache           { return scanCache{r} }
 func (r *Redis) Idempotency() Idempotency       { return idempotency{r} }
 func (r *Redis) Screenshots() Screenshots       { return screenshots{r} }
 func (r *Redis) Monitors() Monitors             { return redisMonitors{r} }
+func (r *Redis) History() History               { return redisHistory{r} }
 func (r *Redis) Close() error                   { return r.c.Close() }
 
 func (r *Redis) get(ctx context.Context, key string) ([]byte, error) {
@@ -163,4 +167,46 @@ func Open(ctx context.Context, dataDir, redisURL string) (Backend, error) {
 		return OpenRedis(ctx, redisURL)
 	}
 	return OpenEmbedded(dataDir)
+}
+
+type redisHistory struct{ r *Redis }
+
+func (h redisHistory) Record(ctx context.Context, e HistoryEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	// One sorted set ranks by score, newer first on ties: score × 1e11 + Unix seconds.
+	rank := float64(e.Score)*1e11 + float64(e.ScannedAt.Unix())
+	_, err = h.r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, h.r.prefix+"history", e.URL, b)
+		p.ZAdd(ctx, h.r.prefix+"history:rank", redis.Z{Score: rank, Member: e.URL})
+		return nil
+	})
+	return err
+}
+
+func (h redisHistory) Top(ctx context.Context, offset, limit int) ([]HistoryEntry, int, error) {
+	total, err := h.r.c.ZCard(ctx, h.r.prefix+"history:rank").Result()
+	if err != nil {
+		return nil, 0, err
+	}
+	urls, err := h.r.c.ZRevRange(ctx, h.r.prefix+"history:rank", int64(offset), int64(offset+limit-1)).Result()
+	if err != nil || len(urls) == 0 {
+		return []HistoryEntry{}, int(total), err
+	}
+	vals, err := h.r.c.HMGet(ctx, h.r.prefix+"history", urls...).Result()
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]HistoryEntry, 0, len(vals))
+	for _, v := range vals {
+		if s, ok := v.(string); ok {
+			var e HistoryEntry
+			if json.Unmarshal([]byte(s), &e) == nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, int(total), nil
 }

@@ -15,6 +15,7 @@ type Backend interface {
 	Idempotency() Idempotency
 	Screenshots() Screenshots
 	Monitors() Monitors
+	History() History
 	Ping(ctx context.Context) error
 	Name() string // "embedded" or "redis"
 	Close() error
@@ -89,4 +90,22 @@ type Monitors interface {
 	Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]string, error)
 	// Reschedule sets a monitor's next run.
 	Reschedule(ctx context.Context, id string, at time.Time) error
+}
+
+// HistoryEntry is the latest scan outcome of one site, for the showcase.
+type HistoryEntry struct {
+	URL       string    `json:"url"`
+	Score     int       `json:"score"`
+	Grade     string    `json:"grade"`
+	Level     int       `json:"level"`
+	LevelName string    `json:"levelName"`
+	ScannedAt time.Time `json:"scannedAt"`
+}
+
+// History keeps the latest outcome per site and ranks sites by score.
+type History interface {
+	// Record stores e as the latest outcome of e.URL.
+	Record(ctx context.Context, e HistoryEntry) error
+	// Top returns sites by score (highest first; newer first on ties) and how many there are.
+	Top(ctx context.Context, offset, limit int) ([]HistoryEntry, int, error)
 }

@@ -65,6 +65,7 @@ func TestConformance(t *testing.T) {
 			t.Run("screenshots", func(t *testing.T) { testScreenshots(t, open(t)) })
 			t.Run("monitors", func(t *testing.T) { testMonitors(t, open(t)) })
 			t.Run("concurrent claims", func(t *testing.T) { testConcurrentClaims(t, open(t)) })
+			t.Run("history ranking", func(t *testing.T) { testHistory(t, open(t)) })
 		})
 	}
 }
@@ -294,5 +295,37 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	}
 	if _, ex, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute); ex == nil || ex.State != IdemDone {
 		t.Errorf("idempotency record lost: %+v", ex)
+	}
+}
+
+func testHistory(t *testing.T, b Backend) {
+	ctx := context.Background()
+	h := b.History()
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i, e := range []HistoryEntry{
+		{URL: "https://a.example/", Score: 60}, {URL: "https://b.example/", Score: 90}, {URL: "https://c.example/", Score: 75},
+		{URL: "https://d.example/", Score: 90}, {URL: "https://a.example/", Score: 95}, // a rescanned: its latest outcome counts
+	} {
+		e.ScannedAt = base.Add(time.Duration(i) * time.Hour)
+		if err := h.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top, total, err := h.Top(ctx, 0, 3)
+	if err != nil || total != 4 || len(top) != 3 {
+		t.Fatalf("%v total %d err %v", top, total, err)
+	}
+	want := []string{"https://a.example/", "https://d.example/", "https://b.example/"} // d is newer than b at 90
+	for i, w := range want {
+		if top[i].URL != w {
+			t.Errorf("rank %d: %s, want %s", i+1, top[i].URL, w)
+		}
+	}
+	next, _, _ := h.Top(ctx, 3, 3)
+	if len(next) != 1 || next[0].URL != "https://c.example/" {
+		t.Errorf("second page: %v", next)
+	}
+	if empty, _, _ := h.Top(ctx, 10, 3); len(empty) != 0 {
+		t.Errorf("past the end: %v", empty)
 	}
 }

@@ -1,0 +1,499 @@
+package origin_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/origin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var toolNames = []string{"compare_sites", "deep_scan", "get_badge", "get_check", "get_check_definitions", "get_recommendations",
+	"get_showcase", "scan_batch", "scan_url", "validate_agent_card", "validate_llms_txt"}
+
+func connect(t *testing.T, o *testOrigin, version string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "agentready-test", Version: "1"}, nil)
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: o.URL + "/api/mcp", DisableStandaloneSSE: true}, opts)
+	if err != nil {
+		t.Fatalf("connect (%s): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	return res
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult, into any) {
+	t.Helper()
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, into); err != nil {
+		t.Fatalf("structured content: %v (%s)", err, b)
+	}
+	if len(res.Content) == 0 {
+		t.Fatal("no text content for older clients")
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || !jsonEqual(tc.Text, string(b)) {
+		t.Errorf("the text content is not the same JSON as structuredContent")
+	}
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func errText(res *mcp.CallToolResult) string {
+	if len(res.Content) == 0 {
+		return ""
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}
+
+// Both handshakes list the eleven tools and scan a site.
+func TestMCPGoClientBothEras(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	s := site(t, "peer")
+	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26"} {
+		t.Run("version="+version, func(t *testing.T) {
+			cs := connect(t, o, version)
+			lt, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range lt.Tools {
+				names = append(names, tl.Name)
+				if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint || !tl.Annotations.IdempotentHint || tl.Annotations.OpenWorldHint == nil {
+					t.Errorf("%s: annotations %+v", tl.Name, tl.Annotations)
+				}
+				if tl.OutputSchema == nil {
+					t.Errorf("%s: no output schema", tl.Name)
+				}
+			}
+			sort.Strings(names)
+			if !reflect.DeepEqual(names, toolNames) {
+				t.Fatalf("tools %v", names)
+			}
+			res := call(t, cs, "scan_url", map[string]any{"url": s.URL})
+			if res.IsError {
+				t.Fatalf("scan_url: %s", errText(res))
+			}
+			var out struct {
+				URL    string         `json:"url"`
+				Score  report.Score   `json:"score"`
+				Checks []report.Check `json:"checks"`
+			}
+			structured(t, res, &out)
+			if len(out.Checks) != 48 || out.Score.Grade == "" {
+				t.Errorf("scan_url: %d checks, grade %q", len(out.Checks), out.Score.Grade)
+			}
+		})
+	}
+}
+
+// The 2026-07-28 wire protocol, raw: server/discover and tools/list with cache hints; legacy initialize.
+func TestMCPWireProtocol(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	rpc := func(method string, params string, hdr map[string]string) (int, map[string]any) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`
+		req, _ := http.NewRequest("POST", o.URL+"/api/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	meta := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`
+	modern := func(method string) map[string]string {
+		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	}
+	code, m := rpc("server/discover", meta, modern("server/discover"))
+	res, _ := m["result"].(map[string]any)
+	if code != 200 || res == nil || res["supportedVersions"] == nil {
+		t.Fatalf("server/discover: %d %v", code, m)
+	}
+	code, m = rpc("tools/list", meta, modern("tools/list"))
+	res, _ = m["result"].(map[string]any)
+	if code != 200 || res == nil || res["ttlMs"] != float64(3600000) || res["cacheScope"] != "public" || len(res["tools"].([]any)) != 11 {
+		t.Fatalf("tools/list: %d ttl=%v scope=%v", code, res["ttlMs"], res["cacheScope"])
+	}
+	code, m = rpc("tools/list", meta, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+	if code != 400 {
+		t.Errorf("a Mcp-Method header that disagrees with the body: %d %v", code, m)
+	}
+	code, m = rpc("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`, nil)
+	res, _ = m["result"].(map[string]any)
+	if code != 200 || res == nil || res["protocolVersion"] != "2025-06-18" {
+		t.Fatalf("initialize: %d %v", code, m)
+	}
+	resp, _ := get(t, o.URL+"/api/mcp")
+	if resp.StatusCode != 405 {
+		t.Errorf("GET /api/mcp on a stateless server: %d", resp.StatusCode)
+	}
+	// A browser page on another origin may not drive the server.
+	req, _ := http.NewRequest("POST", o.URL+"/api/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://evil.example")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 403 {
+		t.Errorf("cross-origin browser request: %v %v", resp.StatusCode, err)
+	}
+}
+
+func TestMCPTools(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	cs := connect(t, o, "")
+	full, peer := site(t, "full"), site(t, "peer")
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + closed.Addr().String()
+	closed.Close()
+
+	t.Run("get_check_definitions", func(t *testing.T) {
+		var out struct{ Checks []map[string]any }
+		structured(t, call(t, cs, "get_check_definitions", map[string]any{}), &out)
+		if len(out.Checks) != 58 {
+			t.Errorf("%d definitions", len(out.Checks))
+		}
+		structured(t, call(t, cs, "get_check_definitions", map[string]any{"level": 5}), &out)
+		if len(out.Checks) != 10 {
+			t.Errorf("level 5: %d", len(out.Checks))
+		}
+		if res := call(t, cs, "get_check_definitions", map[string]any{"level": 9}); !res.IsError {
+			t.Error("level 9 accepted")
+		}
+		if res := call(t, cs, "get_check_definitions", map[string]any{"level": "two"}); !res.IsError || !strings.Contains(errText(res), "arguments") {
+			t.Errorf("a string level must fail schema validation: %s", errText(res))
+		}
+	})
+	t.Run("get_check", func(t *testing.T) {
+		var out struct {
+			Definition map[string]any `json:"definition"`
+			Result     *report.Check  `json:"result"`
+		}
+		structured(t, call(t, cs, "get_check", map[string]any{"id": "1.12", "url": full.URL}), &out)
+		if out.Definition["name"] != "MCP Server" || out.Result == nil || out.Result.Status != "pass" {
+			t.Errorf("%+v", out)
+		}
+		if res := call(t, cs, "get_check", map[string]any{"id": "9.9"}); !res.IsError || !strings.Contains(errText(res), "no check") {
+			t.Error(errText(res))
+		}
+		if res := call(t, cs, "get_check", map[string]any{}); !res.IsError {
+			t.Error("missing id accepted")
+		}
+	})
+	t.Run("scan_url only_failing and errors", func(t *testing.T) {
+		var out struct{ Checks []report.Check }
+		structured(t, call(t, cs, "scan_url", map[string]any{"url": peer.URL, "only_failing": true}), &out)
+		for _, c := range out.Checks {
+			if c.Status == "pass" || c.Status == "na" {
+				t.Errorf("only_failing returned %s %s", c.ID, c.Status)
+			}
+		}
+		if len(out.Checks) == 0 || len(out.Checks) == 48 {
+			t.Errorf("%d failing checks", len(out.Checks))
+		}
+		if res := call(t, cs, "scan_url", map[string]any{"url": dead}); !res.IsError || !strings.Contains(errText(res), "site unreachable") {
+			t.Errorf("unreachable: %s", errText(res))
+		}
+		if res := call(t, cs, "scan_url", map[string]any{"url": "javascript:alert(1)"}); !res.IsError || !strings.Contains(errText(res), "invalid url") {
+			t.Errorf("invalid: %s", errText(res))
+		}
+		if res := call(t, cs, "scan_url", map[string]any{"url": 42}); !res.IsError {
+			t.Error("a numeric url passed schema validation")
+		}
+	})
+	t.Run("compare_sites", func(t *testing.T) {
+		var out struct {
+			Sites       []map[string]any
+			Differences []map[string]any
+		}
+		structured(t, call(t, cs, "compare_sites", map[string]any{"urls": []string{full.URL, peer.URL, dead}}), &out)
+		if len(out.Sites) != 3 || out.Sites[2]["error"] == nil || out.Sites[0]["level"] != float64(3) || len(out.Differences) == 0 {
+			t.Errorf("%+v", out.Sites)
+		}
+		if res := call(t, cs, "compare_sites", map[string]any{"urls": []string{full.URL}}); !res.IsError {
+			t.Error("one url accepted")
+		}
+	})
+	t.Run("get_recommendations", func(t *testing.T) {
+		var out struct {
+			TargetLevel     int `json:"targetLevel"`
+			Recommendations []struct {
+				Rank    int
+				ID      string
+				Level   int
+				Snippet string
+			}
+		}
+		structured(t, call(t, cs, "get_recommendations", map[string]any{"url": peer.URL}), &out)
+		if out.TargetLevel != 1 || len(out.Recommendations) == 0 || out.Recommendations[0].Level != 1 || out.Recommendations[0].Rank != 1 {
+			t.Fatalf("%+v", out)
+		}
+		snippets := 0
+		for _, r := range out.Recommendations {
+			if r.Snippet != "" {
+				snippets++
+			}
+		}
+		if snippets < 3 {
+			t.Errorf("only %d recommendations carry a snippet", snippets)
+		}
+	})
+	t.Run("deep_scan", func(t *testing.T) {
+		res := call(t, cs, "deep_scan", map[string]any{"url": peer.URL})
+		var pr struct {
+			X402Version int `json:"x402Version"`
+			Accepts     []struct {
+				Amount, Network string
+			}
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &pr)
+		if !res.IsError || pr.X402Version != 2 || len(pr.Accepts) != 1 || pr.Accepts[0].Amount != "100000" || !strings.HasPrefix(pr.Accepts[0].Network, "solana:") {
+			t.Errorf("deep_scan: %s", b)
+		}
+	})
+	t.Run("scan_batch", func(t *testing.T) {
+		var out struct{ Results []map[string]any }
+		structured(t, call(t, cs, "scan_batch", map[string]any{"urls": []string{full.URL, dead}}), &out)
+		if len(out.Results) != 2 || out.Results[0]["score"] == nil || out.Results[1]["error"] == nil {
+			t.Errorf("%+v", out.Results)
+		}
+		eleven := make([]string, 11)
+		for i := range eleven {
+			eleven[i] = full.URL
+		}
+		if res := call(t, cs, "scan_batch", map[string]any{"urls": eleven}); !res.IsError {
+			t.Error("eleven urls accepted")
+		}
+	})
+	t.Run("validate_llms_txt", func(t *testing.T) {
+		var out struct {
+			Source string
+			Report struct {
+				Valid    bool
+				Findings []struct{ Line int }
+			}
+		}
+		structured(t, call(t, cs, "validate_llms_txt", map[string]any{"url": full.URL}), &out)
+		if !out.Report.Valid || out.Source != full.URL+"/llms.txt" {
+			t.Errorf("from url: %+v", out)
+		}
+		structured(t, call(t, cs, "validate_llms_txt", map[string]any{"content": "no title\n## S\n- [a](https://a.example/)\n"}), &out)
+		if out.Report.Valid || out.Source != "inline" || len(out.Report.Findings) == 0 || out.Report.Findings[0].Line != 1 {
+			t.Errorf("inline: %+v", out)
+		}
+		if res := call(t, cs, "validate_llms_txt", map[string]any{}); !res.IsError {
+			t.Error("neither content nor url accepted")
+		}
+		if res := call(t, cs, "validate_llms_txt", map[string]any{"url": dead}); !res.IsError || !strings.Contains(errText(res), "unreachable") {
+			t.Errorf("unreachable: %s", errText(res))
+		}
+	})
+	t.Run("validate_agent_card", func(t *testing.T) {
+		var out struct {
+			Report struct {
+				Valid   bool
+				Version string
+				Missing []string
+			}
+		}
+		structured(t, call(t, cs, "validate_agent_card", map[string]any{"url": full.URL}), &out)
+		if !out.Report.Valid || out.Report.Version != "1.0" {
+			t.Errorf("%+v", out)
+		}
+		structured(t, call(t, cs, "validate_agent_card", map[string]any{"content": `{"name":"x","description":"y"}`}), &out)
+		if out.Report.Valid || len(out.Report.Missing) == 0 {
+			t.Errorf("%+v", out)
+		}
+		if res := call(t, cs, "validate_agent_card", map[string]any{"content": "not json"}); !res.IsError {
+			t.Error("non-JSON accepted")
+		}
+	})
+	t.Run("get_badge", func(t *testing.T) {
+		var out struct {
+			BadgeURL, Markdown, HTML string
+			Score                    int
+		}
+		structured(t, call(t, cs, "get_badge", map[string]any{"url": full.URL}), &out)
+		if !strings.HasPrefix(out.BadgeURL, o.URL+"/api/badge?url=") || !strings.Contains(out.Markdown, out.BadgeURL) || out.Score < 90 || !strings.Contains(out.HTML, "<img") {
+			t.Errorf("%+v", out)
+		}
+	})
+	t.Run("get_showcase", func(t *testing.T) {
+		var out struct {
+			Sites      []map[string]any
+			Total      int
+			NextCursor string
+		}
+		structured(t, call(t, cs, "get_showcase", map[string]any{"limit": 1}), &out)
+		if out.Total < 2 || len(out.Sites) != 1 || out.NextCursor == "" || out.Sites[0]["url"] != full.URL+"/" {
+			t.Fatalf("%+v", out)
+		}
+		structured(t, call(t, cs, "get_showcase", map[string]any{"limit": 1, "cursor": out.NextCursor}), &out)
+		if len(out.Sites) != 1 || out.Sites[0]["url"] == full.URL+"/" {
+			t.Errorf("second page %+v", out)
+		}
+		if res := call(t, cs, "get_showcase", map[string]any{"cursor": "garbage"}); !res.IsError {
+			t.Error("bad cursor accepted")
+		}
+	})
+}
+
+// Scans through MCP count against the same daily allowance as REST; when it is
+// used up, scanning tools answer with x402 payment requirements and free tools still work.
+func TestMCPAllowanceExhausted(t *testing.T) {
+	o := startOrigin(t, origin.Config{Allowances: identity.Allowances{Anonymous: 2, Token: 2, APIKey: 2}}, nil)
+	cs := connect(t, o, "")
+	s := site(t, "peer")
+	if res := call(t, cs, "scan_batch", map[string]any{"urls": []string{s.URL, s.URL}}); res.IsError {
+		t.Fatalf("first two scans: %s", errText(res))
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"scan_url", map[string]any{"url": s.URL}},
+		{"get_check", map[string]any{"id": "1.1", "url": s.URL}},
+		{"compare_sites", map[string]any{"urls": []string{s.URL, s.URL}}},
+		{"get_recommendations", map[string]any{"url": s.URL}},
+		{"scan_batch", map[string]any{"urls": []string{s.URL}}},
+		{"get_badge", map[string]any{"url": s.URL}},
+	} {
+		res := call(t, cs, tc.name, tc.args)
+		b, _ := json.Marshal(res.StructuredContent)
+		if !res.IsError || !strings.Contains(string(b), `"x402Version":2`) || !strings.Contains(errText(res), "allowance") {
+			t.Errorf("%s over the allowance: %s", tc.name, b)
+		}
+	}
+	for _, free := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"get_check_definitions", map[string]any{}},
+		{"validate_llms_txt", map[string]any{"content": "# T\n> s\n## D\n- [a](https://a.example/)\n"}},
+		{"get_showcase", map[string]any{}},
+	} {
+		if res := call(t, cs, free.name, free.args); res.IsError {
+			t.Errorf("%s is free but failed: %s", free.name, errText(res))
+		}
+	}
+}
+
+// The server card is generated from the same definitions as tools/list, and
+// our own scanner grades the service: 1.12 passes and 3.7 finds every tool well described.
+func TestMCPCardAndSelfScan(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	cs := connect(t, o, "")
+	lt, _ := cs.ListTools(context.Background(), nil)
+	for _, p := range []string{"/.well-known/mcp.json", "/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json"} {
+		resp, b := get(t, o.URL+p)
+		var card struct {
+			Remotes []struct{ URL string } `json:"remotes"`
+			Tools   []struct {
+				Name        string
+				Description string
+				InputSchema any `json:"inputSchema"`
+			}
+		}
+		if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || json.Unmarshal(b, &card) != nil {
+			t.Fatalf("%s: %d", p, resp.StatusCode)
+		}
+		if card.Remotes[0].URL != o.URL+"/api/mcp" || len(card.Tools) != len(lt.Tools) {
+			t.Fatalf("%s: remotes %v, %d tools", p, card.Remotes, len(card.Tools))
+		}
+		for i, tl := range lt.Tools {
+			a, _ := json.Marshal(tl.InputSchema)
+			b, _ := json.Marshal(card.Tools[i].InputSchema)
+			if card.Tools[i].Name != tl.Name || card.Tools[i].Description != tl.Description || !jsonEqual(string(a), string(b)) {
+				t.Errorf("%s: tool %d differs from tools/list", p, i)
+			}
+		}
+	}
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	res, err := sc.Scan(context.Background(), o.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"1.12", "3.7"} {
+		c, _ := res.Check(id)
+		if c.Status != report.Pass {
+			t.Errorf("self-scan %s: %s — %s", id, c.Status, c.Message)
+		}
+	}
+	if c, _ := res.Check("3.7"); !strings.Contains(c.Message, "11 of 11") {
+		t.Errorf("3.7: %s", c.Message)
+	}
+}
+
+// The official TypeScript SDK client (tests/mcp-ts, pinned in package-lock.json)
+// lists the tools and calls scan_url.
+func TestMCPTypeScriptClient(t *testing.T) {
+	dir := filepath.Join("..", "tests", "mcp-ts")
+	node, err := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
+	if err != nil || modErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but node or tests/mcp-ts/node_modules is missing (run npm ci --prefix tests/mcp-ts): %v %v", err, modErr)
+		}
+		t.Skip("node or the TypeScript SDK is not installed (npm ci --prefix tests/mcp-ts)")
+	}
+	o := startOrigin(t, origin.Config{}, nil)
+	s := site(t, "peer")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), o.URL+"/api/mcp", s.URL).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	var got struct {
+		ProtocolVersion string   `json:"protocolVersion"`
+		Tools           []string `json:"tools"`
+		Score           int      `json:"score"`
+		Checks          int      `json:"checks"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	sort.Strings(got.Tools)
+	if !reflect.DeepEqual(got.Tools, toolNames) || got.Checks != 48 || got.ProtocolVersion == "" {
+		t.Errorf("TypeScript client saw %+v", got)
+	}
+}

@@ -1,0 +1,221 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/x402"
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/ratelimit"
+	"github.com/agentready/agentready/origin/store"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Headers the origin sets (never the client) before a request reaches the SDK.
+const (
+	HeaderCallerTier    = "X-Agentready-Caller-Tier"
+	HeaderCallerSubject = "X-Agentready-Caller-Subject"
+	HeaderBaseURL       = "X-Agentready-Base-Url"
+)
+
+// Deps is what the tools need from the rest of the service.
+type Deps struct {
+	// ValidateURL applies the API's URL rules and returns the normalised site root.
+	ValidateURL func(raw string) (string, error)
+	// Scan returns the (possibly cached) report of a normalised URL.
+	Scan func(ctx context.Context, url string) (*report.Result, error)
+	// Fetch gets one document with the scanner's safety rules.
+	Fetch func(ctx context.Context, url, accept string) (*engine.Document, error)
+	// Charge takes n scans from the caller's daily allowance.
+	Charge  func(ctx context.Context, c identity.Caller, n int) (*ratelimit.Result, error)
+	History store.History
+	Curated []string // showcase sites chosen by the operator
+	Payment x402.Config
+	Version string
+}
+
+// Server is the MCP server and its tool catalogue.
+type Server struct {
+	d     Deps
+	sdk   *mcp.Server
+	tools []*mcp.Tool
+	h     http.Handler
+}
+
+// Protocol versions served (newest first).
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+
+// New builds the server.
+func New(d Deps, trustedOrigins ...string) (*Server, error) {
+	if d.Version == "" {
+		d.Version = "1.0.0"
+	}
+	s := &Server{d: d}
+	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "agentready", Title: "agentready — agent-readiness scanner", Version: d.Version},
+		&mcp.ServerOptions{
+			Instructions: "Scan websites for AI-agent readiness (48 checks in 4 levels: llms.txt, robots.txt AI rules, OpenAPI, MCP server cards, OAuth metadata, API catalogs, markdown negotiation, structured data) and tell site owners what to fix. Start with scan_url; use get_recommendations for a prioritised fix list.",
+			SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+				c.TTLMs, c.CacheScope = 3_600_000, "public" // the tool list changes only with a deploy
+			},
+		})
+	if err := s.register(); err != nil {
+		return nil, err
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: 64 << 10})
+	cop := http.NewCrossOriginProtection()
+	for _, o := range trustedOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			return nil, err
+		}
+	}
+	s.h = cop.Handler(h)
+	return s, nil
+}
+
+// Handler serves POST /api/mcp (GET and DELETE answer 405, as a stateless server must).
+func (s *Server) Handler() http.Handler { return s.h }
+
+// Tools returns the tool definitions, in registration order.
+func (s *Server) Tools() []*mcp.Tool { return s.tools }
+
+// addTool registers a tool whose input and output schemas are inferred from
+// In and Out, set on the definition (so the server card shows the same
+// schemas), and whose handler may return a payment-required result in place of
+// Out (nil out).
+func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, *Out, error)) error {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		return fmt.Errorf("%s input schema: %w", t.Name, err)
+	}
+	out, err := jsonschema.For[Out](nil)
+	if err != nil {
+		return fmt.Errorf("%s output schema: %w", t.Name, err)
+	}
+	// Pre-encoded schemas: tools/list then copies bytes instead of re-encoding
+	// nested schema structs on every call (that was 90% of its cost).
+	if t.InputSchema, err = compact(in); err != nil {
+		return err
+	}
+	if t.OutputSchema, err = compact(out); err != nil {
+		return err
+	}
+	mcp.AddTool(s.sdk, t, func(ctx context.Context, req *mcp.CallToolRequest, input In) (*mcp.CallToolResult, any, error) {
+		res, o, err := h(ctx, req, input)
+		if err != nil || o == nil {
+			return res, nil, err
+		}
+		return res, o, nil
+	})
+	s.tools = append(s.tools, t)
+	return nil
+}
+
+func compact(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// ToolError is a tool failure the caller can act on (invalid URL, unreachable site).
+type ToolError struct{ Msg string }
+
+func (e *ToolError) Error() string { return e.Msg }
+
+func callerOf(req *mcp.CallToolRequest) identity.Caller {
+	c := identity.Caller{Tier: identity.Anonymous, Subject: "unknown"}
+	if req.Extra != nil && req.Extra.Header != nil {
+		if t := req.Extra.Header.Get(HeaderCallerTier); t != "" {
+			c.Tier = identity.Tier(t)
+		}
+		if sub := req.Extra.Header.Get(HeaderCallerSubject); sub != "" {
+			c.Subject = sub
+		}
+	}
+	return c
+}
+
+func baseOf(req *mcp.CallToolRequest) string {
+	if req.Extra != nil && req.Extra.Header != nil {
+		if b := req.Extra.Header.Get(HeaderBaseURL); b != "" {
+			return strings.TrimSuffix(b, "/")
+		}
+	}
+	return ""
+}
+
+// paymentRequired is the x402-over-MCP answer: isError with the v2
+// PaymentRequired object as structuredContent and the same JSON as text.
+func (s *Server) paymentRequired(req *mcp.CallToolRequest, reason string) *mcp.CallToolResult {
+	pr := s.d.Payment.Required(baseOf(req), reason)
+	b, _ := json.Marshal(pr)
+	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// charge takes n scans; a nil result means go ahead, otherwise return it.
+func (s *Server) charge(ctx context.Context, req *mcp.CallToolRequest, n int) (*mcp.CallToolResult, error) {
+	if s.d.Charge == nil {
+		return nil, nil
+	}
+	r, err := s.d.Charge(ctx, callerOf(req), n)
+	if err != nil {
+		return nil, fmt.Errorf("the allowance store does not answer; retry shortly: %w", err)
+	}
+	if r.Allowed == 0 {
+		return s.paymentRequired(req, fmt.Sprintf("daily allowance used up (%d scans a day; %d needed, %d left); pay per scan over x402 or retry after %s",
+			r.Limit.Rate, n, r.Remaining, r.RetryAfter.Round(1e9))), nil
+	}
+	return nil, nil
+}
+
+// site validates a url argument.
+func (s *Server) site(raw string) (string, error) {
+	if strings.TrimSpace(raw) == "" {
+		return "", &ToolError{"url is required: give a domain such as example.com or a full http(s) URL"}
+	}
+	u, err := s.d.ValidateURL(raw)
+	if err != nil {
+		return "", &ToolError{"invalid url: " + err.Error()}
+	}
+	return u, nil
+}
+
+// scanErr turns a scan failure into a helpful tool error.
+func scanErr(url string, err error) error {
+	var se *engine.ScanError
+	if errors.As(err, &se) {
+		switch se.Code {
+		case "site_unreachable":
+			return &ToolError{"site unreachable: " + se.Message + ". Check that the site is up and publicly reachable, then retry."}
+		case "invalid_url":
+			return &ToolError{"invalid url: " + se.Message}
+		}
+	}
+	return fmt.Errorf("scanning %s failed: %w", url, err)
+}
+
+func docURL(site, path string) string {
+	u, err := url.Parse(site)
+	if err != nil {
+		return site
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = path
+	}
+	return u.String()
+}

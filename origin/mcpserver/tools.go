@@ -1,0 +1,542 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentready/agentready/engine/agentcard"
+	"github.com/agentready/agentready/engine/checks"
+	"github.com/agentready/agentready/engine/llmstxt"
+	"github.com/agentready/agentready/engine/report"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// Annotations: every tool only reads; those that fetch sites touch the open world.
+func readOnly(openWorld bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(openWorld), DestructiveHint: ptr(false)}
+}
+
+// ---- inputs and outputs ------------------------------------------------------
+
+type URLInput struct {
+	URL string `json:"url" jsonschema:"The site to scan: a domain such as example.com (scanned over https) or a full http(s) URL; only the site root is scanned."`
+}
+
+type ScanInput struct {
+	URL         string `json:"url" jsonschema:"The site to scan: a domain such as example.com (scanned over https) or a full http(s) URL; only the site root is scanned."`
+	OnlyFailing bool   `json:"only_failing,omitempty" jsonschema:"When true, return only checks that did not pass (fail or partial), to save tokens."`
+}
+
+type ScanOutput struct {
+	URL          string                 `json:"url" jsonschema:"The scanned site root."`
+	Timestamp    time.Time              `json:"timestamp" jsonschema:"When the scan ran (an earlier time means a cached result)."`
+	CurrentLevel int                    `json:"currentLevel" jsonschema:"Highest level reached, 0 (Not Ready) to 3 (Optimized)."`
+	LevelName    string                 `json:"levelName" jsonschema:"Name of the current level."`
+	Score        report.Score           `json:"score" jsonschema:"Score summary: value 0-100, grade A-F, counts, and the level-4 indexable sub-score."`
+	Levels       []report.LevelProgress `json:"levels" jsonschema:"Progress per level."`
+	Checks       []report.Check         `json:"checks" jsonschema:"Per-check results (all 48, or only the failing ones)."`
+}
+
+type DefinitionsInput struct {
+	Level int `json:"level,omitempty" jsonschema:"Only checks of this level, 1-5 (5 = Agent-Native, repository checks run by the command-line tool); 0 or absent for all 58."`
+}
+
+type DefinitionsOutput struct {
+	Checks []checks.Definition `json:"checks" jsonschema:"Check definitions in order."`
+}
+
+type CheckInput struct {
+	ID  string `json:"id" jsonschema:"Check id in level.sequence form, such as 1.1 or 3.7."`
+	URL string `json:"url,omitempty" jsonschema:"Optional site; when given, the check's current result for that site is included (costs one scan)."`
+}
+
+type CheckOutput struct {
+	Definition checks.Definition `json:"definition" jsonschema:"What the check looks at, how it decides and how to fix it."`
+	Result     *report.Check     `json:"result,omitempty" jsonschema:"The check's result for the given site, when a url was given."`
+}
+
+type ShowcaseInput struct {
+	Limit  int    `json:"limit,omitempty" jsonschema:"Sites per page, 1-50 (default 10)."`
+	Cursor string `json:"cursor,omitempty" jsonschema:"The nextCursor of a previous page; absent for the first page."`
+}
+
+type ShowcaseSite struct {
+	URL       string    `json:"url" jsonschema:"Site root."`
+	Score     int       `json:"score" jsonschema:"Score 0-100."`
+	Grade     string    `json:"grade" jsonschema:"Grade A-F."`
+	Level     int       `json:"level" jsonschema:"Current level 0-3."`
+	LevelName string    `json:"levelName" jsonschema:"Name of the level."`
+	ScannedAt time.Time `json:"scannedAt" jsonschema:"When it was last scanned."`
+}
+
+type ShowcaseOutput struct {
+	Sites      []ShowcaseSite `json:"sites" jsonschema:"Best-scoring sites from the scan history, highest first."`
+	Total      int            `json:"total" jsonschema:"How many sites the history ranks."`
+	Curated    []string       `json:"curated" jsonschema:"Sites the operator features."`
+	NextCursor string         `json:"nextCursor,omitempty" jsonschema:"Pass as cursor for the next page; absent on the last page."`
+}
+
+type CompareInput struct {
+	URLs []string `json:"urls" jsonschema:"Two to five sites to compare (domains or http(s) URLs)."`
+}
+
+type SiteSummary struct {
+	URL       string `json:"url" jsonschema:"Site root (as given when it could not be scanned)."`
+	Score     int    `json:"score" jsonschema:"Score 0-100."`
+	Grade     string `json:"grade" jsonschema:"Grade A-F."`
+	Level     int    `json:"level" jsonschema:"Current level 0-3."`
+	LevelName string `json:"levelName" jsonschema:"Name of the level."`
+	Error     string `json:"error,omitempty" jsonschema:"Why this site could not be scanned."`
+}
+
+type Difference struct {
+	ID       string            `json:"id" jsonschema:"Check id."`
+	Name     string            `json:"name" jsonschema:"Check name."`
+	Statuses map[string]string `json:"statuses" jsonschema:"Status per site url."`
+}
+
+type CompareOutput struct {
+	Sites       []SiteSummary `json:"sites" jsonschema:"One summary per site, in the order given."`
+	Differences []Difference  `json:"differences" jsonschema:"Checks whose status differs between the scanned sites."`
+}
+
+type Recommendation struct {
+	Rank    int    `json:"rank" jsonschema:"Priority, 1 first."`
+	ID      string `json:"id" jsonschema:"Check id."`
+	Name    string `json:"name" jsonschema:"Check name."`
+	Level   int    `json:"level" jsonschema:"Level of the check."`
+	Status  string `json:"status" jsonschema:"Current status: fail or partial."`
+	Why     string `json:"why" jsonschema:"What the scan found."`
+	Fix     string `json:"fix" jsonschema:"What to do."`
+	Snippet string `json:"snippet,omitempty" jsonschema:"A starter file or stanza to publish, when one applies."`
+}
+
+type RecommendationsOutput struct {
+	URL             string           `json:"url" jsonschema:"The scanned site root."`
+	CurrentLevel    int              `json:"currentLevel" jsonschema:"Current level 0-3."`
+	TargetLevel     int              `json:"targetLevel" jsonschema:"The next level to reach."`
+	PassesNeeded    int              `json:"passesNeeded" jsonschema:"How many more checks of the target's gating level must pass."`
+	Recommendations []Recommendation `json:"recommendations" jsonschema:"Fixes in the order to make them."`
+}
+
+type BatchInput struct {
+	URLs []string `json:"urls" jsonschema:"One to ten sites to scan."`
+}
+
+type BatchOutput struct {
+	Results []SiteSummary `json:"results" jsonschema:"One summary per site, in the order given; failed sites carry error."`
+}
+
+type DocInput struct {
+	Content string `json:"content,omitempty" jsonschema:"The document text to validate; give either content or url."`
+	URL     string `json:"url,omitempty" jsonschema:"Where to fetch the document: a site (its well-known path is used) or the document's own URL; give either content or url."`
+}
+
+type LlmsOutput struct {
+	Source string          `json:"source" jsonschema:"inline, or the URL the file was fetched from."`
+	Report *llmstxt.Report `json:"report" jsonschema:"Validation result with line-numbered findings."`
+}
+
+type CardOutput struct {
+	Source string            `json:"source" jsonschema:"inline, or the URL the card was fetched from."`
+	Report *agentcard.Report `json:"report" jsonschema:"Validation result against A2A v1.0 and v0.3."`
+}
+
+type BadgeOutput struct {
+	URL      string `json:"url" jsonschema:"The site root."`
+	BadgeURL string `json:"badgeUrl" jsonschema:"SVG badge URL, always current."`
+	Markdown string `json:"markdown" jsonschema:"Markdown embed for a README."`
+	HTML     string `json:"html" jsonschema:"HTML embed."`
+	Score    int    `json:"score" jsonschema:"Current score 0-100."`
+	Level    int    `json:"level" jsonschema:"Current level 0-3."`
+}
+
+// ---- registration --------------------------------------------------------------
+
+func (s *Server) register() error {
+	regs := []func() error{
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "scan_url", Title: "Scan a website",
+				Description: "Scan one website for AI-agent readiness: runs the 48 web checks (llms.txt, robots.txt AI rules, OpenAPI, MCP server card, OAuth metadata, API catalog, markdown negotiation, structured data and more) and returns the score, the level reached and every check's verdict with a recommendation. Use this first for any question about a site's agent readiness. Results are cached for a few minutes. Costs one scan from the daily allowance.",
+				Annotations: readOnly(true)}, s.scanURL)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "get_check_definitions", Title: "List the checks",
+				Description: "List the 58 checks the scanner knows (48 web checks in levels 1-4, 10 repository checks in level 5), each with what it looks at, how pass/partial/fail/na are decided, and how to fix it. Use it to explain the method, not to learn about a particular site. Free.",
+				Annotations: readOnly(false)}, s.checkDefinitions)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "get_check", Title: "Explain one check",
+				Description: "Explain one check by id (such as 1.1 or 3.7): its rule and fix, and, if a url is given, that check's current result for the site. Use it to answer 'why did check X fail on my site?'. With a url it costs one scan.",
+				Annotations: readOnly(true)}, s.getCheck)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "get_showcase", Title: "Best-scoring sites",
+				Description: "List the best-scoring sites from the scanner's history (highest score first, with grade, level and when scanned) plus sites the operator features; paginated with a cursor. Use it to find examples of agent-ready sites to learn from. Free.",
+				Annotations: readOnly(false)}, s.showcase)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "compare_sites", Title: "Compare sites",
+				Description: "Scan two to five websites concurrently and compare them side by side: level, score and grade per site, and every check whose verdict differs between them. Use it for competitor comparisons. Costs one scan per site.",
+				Annotations: readOnly(true)}, s.compare)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "get_recommendations", Title: "Prioritised fixes",
+				Description: "Scan a website and return the fixes that raise its level fastest, in order, each with the reason, what to do and, where one applies, a starter file or stanza to publish (llms.txt, robots.txt AI rules, API catalog, agent card, MCP server card, JSON-LD). Use it when a site owner asks what to do next. Costs one scan.",
+				Annotations: readOnly(true)}, s.recommendations)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "deep_scan", Title: "Paid deep scan (x402)",
+				Description: "The paid deep scan, 0.10 USDC on Solana over x402. It always answers with x402 payment requirements (an error result whose structured content is the x402 v2 PaymentRequired object): payment verification for deep scans is not available yet, so no deep report is returned and nothing is charged. Use scan_url for the free scan.",
+				Annotations: readOnly(true)}, s.deepScan)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "scan_batch", Title: "Scan several sites",
+				Description: "Scan one to ten websites with bounded concurrency and return a summary per site (score, grade, level) with a per-site error when one cannot be scanned. Use it for portfolios or lists of sites; use scan_url for the full per-check report of one site. Costs one scan per site, taken up front.",
+				Annotations: readOnly(true)}, s.batch)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "validate_llms_txt", Title: "Validate llms.txt",
+				Description: "Validate an llms.txt file against the llmstxt.org format (H1 title first, optional blockquote summary, H2 sections of markdown links) and return line-numbered errors, warnings and notes. Give the text as content, or a url: a site (its /llms.txt is fetched) or the file's own URL. The same validator grades check 1.1. Free.",
+				Annotations: readOnly(true)}, s.validateLlms)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "get_badge", Title: "Badge embed",
+				Description: "Return the SVG badge URL of a website's agent-readiness score and ready-to-paste Markdown and HTML embed snippets, with the current score and level. Use it when a site owner wants to show their score in a README or page. Costs one scan (usually answered from the cache).",
+				Annotations: readOnly(true)}, s.badge)
+		},
+		func() error {
+			return addTool(s, &mcp.Tool{Name: "validate_agent_card", Title: "Validate an A2A agent card",
+				Description: "Validate an A2A Agent Card against the v1.0 and v0.3 shapes and return which version it satisfies, the required members it misses and precise problems in its skills and interfaces. Give the JSON as content, or a url: a site (its /.well-known/agent-card.json is fetched) or the card's own URL. The same validator grades check 1.2. Free.",
+				Annotations: readOnly(true)}, s.validateCard)
+		},
+	}
+	for _, r := range regs {
+		if err := r(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- handlers ----------------------------------------------------------------
+
+func (s *Server) scanned(ctx context.Context, req *mcp.CallToolRequest, raw string) (*report.Result, *mcp.CallToolResult, error) {
+	u, err := s.site(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pay, err := s.charge(ctx, req, 1); pay != nil || err != nil {
+		return nil, pay, err
+	}
+	r, err := s.d.Scan(ctx, u)
+	if err != nil {
+		return nil, nil, scanErr(u, err)
+	}
+	return r, nil, nil
+}
+
+func (s *Server) scanURL(ctx context.Context, req *mcp.CallToolRequest, in ScanInput) (*mcp.CallToolResult, *ScanOutput, error) {
+	r, pay, err := s.scanned(ctx, req, in.URL)
+	if pay != nil || err != nil {
+		return pay, nil, err
+	}
+	out := &ScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, LevelName: report.LevelName(r.CurrentLevel), Score: r.Score, Levels: r.Levels, Checks: r.Checks}
+	if in.OnlyFailing {
+		out.Checks = nil
+		for _, c := range r.Checks {
+			if c.Status == report.Fail || c.Status == report.Partial {
+				out.Checks = append(out.Checks, c)
+			}
+		}
+		if out.Checks == nil {
+			out.Checks = []report.Check{}
+		}
+	}
+	return nil, out, nil
+}
+
+func (s *Server) checkDefinitions(_ context.Context, _ *mcp.CallToolRequest, in DefinitionsInput) (*mcp.CallToolResult, *DefinitionsOutput, error) {
+	if in.Level < 0 || in.Level > 5 {
+		return nil, nil, &ToolError{"level must be 1-5, or omitted for all checks"}
+	}
+	out := &DefinitionsOutput{Checks: []checks.Definition{}}
+	for _, c := range checks.All() {
+		if in.Level == 0 || c.Level == in.Level {
+			out.Checks = append(out.Checks, c.Definition)
+		}
+	}
+	return nil, out, nil
+}
+
+func (s *Server) getCheck(ctx context.Context, req *mcp.CallToolRequest, in CheckInput) (*mcp.CallToolResult, *CheckOutput, error) {
+	c, ok := checks.ByID(strings.TrimSpace(in.ID))
+	if !ok {
+		return nil, nil, &ToolError{fmt.Sprintf("no check %q: ids run 1.1-1.18, 2.1-2.11, 3.1-3.7, 4.1-4.12, 5.1-5.10 (see get_check_definitions)", in.ID)}
+	}
+	out := &CheckOutput{Definition: c.Definition}
+	if in.URL == "" {
+		return nil, out, nil
+	}
+	if !c.WebScan {
+		return nil, nil, &ToolError{fmt.Sprintf("check %s runs over a repository with the command-line tool (agentready repo), not over a website", c.ID)}
+	}
+	r, pay, err := s.scanned(ctx, req, in.URL)
+	if pay != nil || err != nil {
+		return pay, nil, err
+	}
+	res, _ := r.Check(c.ID)
+	out.Result = &res
+	return nil, out, nil
+}
+
+func (s *Server) showcase(ctx context.Context, _ *mcp.CallToolRequest, in ShowcaseInput) (*mcp.CallToolResult, *ShowcaseOutput, error) {
+	limit := in.Limit
+	if limit == 0 {
+		limit = 10
+	}
+	if limit < 1 || limit > 50 {
+		return nil, nil, &ToolError{"limit must be 1-50"}
+	}
+	offset := 0
+	if in.Cursor != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(in.Cursor, "o:"))
+		if err != nil || n < 0 || !strings.HasPrefix(in.Cursor, "o:") {
+			return nil, nil, &ToolError{"cursor is not one this tool returned; omit it for the first page"}
+		}
+		offset = n
+	}
+	out := &ShowcaseOutput{Sites: []ShowcaseSite{}, Curated: append([]string{}, s.d.Curated...)}
+	if s.d.History != nil {
+		top, total, err := s.d.History.Top(ctx, offset, limit)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the scan history does not answer: %w", err)
+		}
+		out.Total = total
+		for _, e := range top {
+			out.Sites = append(out.Sites, ShowcaseSite{URL: e.URL, Score: e.Score, Grade: e.Grade, Level: e.Level, LevelName: e.LevelName, ScannedAt: e.ScannedAt})
+		}
+		if offset+len(top) < total {
+			out.NextCursor = "o:" + strconv.Itoa(offset+len(top))
+		}
+	}
+	return nil, out, nil
+}
+
+func summary(u string, r *report.Result) SiteSummary {
+	return SiteSummary{URL: r.URL, Score: r.Score.Value, Grade: r.Score.Grade, Level: r.CurrentLevel, LevelName: report.LevelName(r.CurrentLevel)}
+}
+
+// scanMany scans urls with at most 4 at a time; failures are per site.
+func (s *Server) scanMany(ctx context.Context, urls []string) ([]SiteSummary, []*report.Result) {
+	sums := make([]SiteSummary, len(urls))
+	results := make([]*report.Result, len(urls))
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, raw := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			u, err := s.site(raw)
+			if err == nil {
+				var r *report.Result
+				if r, err = s.d.Scan(ctx, u); err == nil {
+					sums[i], results[i] = summary(u, r), r
+					return
+				}
+				err = scanErr(u, err)
+			}
+			sums[i] = SiteSummary{URL: raw, Error: err.Error()}
+		}()
+	}
+	wg.Wait()
+	return sums, results
+}
+
+func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in CompareInput) (*mcp.CallToolResult, *CompareOutput, error) {
+	if len(in.URLs) < 2 || len(in.URLs) > 5 {
+		return nil, nil, &ToolError{fmt.Sprintf("compare_sites takes 2 to 5 urls (got %d)", len(in.URLs))}
+	}
+	if pay, err := s.charge(ctx, req, len(in.URLs)); pay != nil || err != nil {
+		return pay, nil, err
+	}
+	sums, results := s.scanMany(ctx, in.URLs)
+	out := &CompareOutput{Sites: sums, Differences: []Difference{}}
+	for _, c := range checks.Web() {
+		d := Difference{ID: c.ID, Name: c.Name, Statuses: map[string]string{}}
+		seen := map[report.Status]bool{}
+		for _, r := range results {
+			if r == nil {
+				continue
+			}
+			ch, _ := r.Check(c.ID)
+			d.Statuses[r.URL] = string(ch.Status)
+			seen[ch.Status] = true
+		}
+		if len(seen) > 1 {
+			out.Differences = append(out.Differences, d)
+		}
+	}
+	return nil, out, nil
+}
+
+func (s *Server) recommendations(ctx context.Context, req *mcp.CallToolRequest, in URLInput) (*mcp.CallToolResult, *RecommendationsOutput, error) {
+	r, pay, err := s.scanned(ctx, req, in.URL)
+	if pay != nil || err != nil {
+		return pay, nil, err
+	}
+	return nil, recommend(r), nil
+}
+
+// recommend orders non-passing checks so the next level comes soonest: levels
+// up to the target first, fails before partials, cheap publish-a-file fixes first.
+func recommend(r *report.Result) *RecommendationsOutput {
+	target := r.CurrentLevel + 1
+	if target > 3 {
+		target = 4 // levels 1-3 reached: polish indexability
+	}
+	out := &RecommendationsOutput{URL: r.URL, CurrentLevel: r.CurrentLevel, TargetLevel: target, Recommendations: []Recommendation{}}
+	gate := target
+	if gate > 3 {
+		gate = 4
+	}
+	for _, lp := range r.Levels {
+		if lp.Level.Number == gate {
+			applicable := lp.Total - lp.NA
+			need := (applicable + 1) / 2
+			if out.PassesNeeded = need - lp.Passed; out.PassesNeeded < 0 {
+				out.PassesNeeded = 0
+			}
+		}
+	}
+	var cands []report.Check
+	for _, c := range r.Checks {
+		if (c.Status == report.Fail || c.Status == report.Partial) && c.Level <= target {
+			cands = append(cands, c)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.Level != b.Level {
+			return a.Level < b.Level
+		}
+		if (a.Status == report.Fail) != (b.Status == report.Fail) {
+			return a.Status == report.Fail
+		}
+		return effort(a.ID) < effort(b.ID)
+	})
+	host := r.URL
+	for i, c := range cands {
+		fix := c.Recommendation
+		if def, ok := checks.ByID(c.ID); ok && fix == "" {
+			fix = def.Fix
+		}
+		out.Recommendations = append(out.Recommendations, Recommendation{Rank: i + 1, ID: c.ID, Name: c.Name, Level: c.Level, Status: string(c.Status), Why: c.Message, Fix: fix, Snippet: snippet(c.ID, host)})
+	}
+	return out
+}
+
+func (s *Server) deepScan(_ context.Context, req *mcp.CallToolRequest, in URLInput) (*mcp.CallToolResult, *ScanOutput, error) {
+	if _, err := s.site(in.URL); err != nil {
+		return nil, nil, err
+	}
+	return s.paymentRequired(req, "payment required for a deep scan; payment verification is not available yet, so no payment is accepted and nothing is charged"), nil, nil
+}
+
+func (s *Server) batch(ctx context.Context, req *mcp.CallToolRequest, in BatchInput) (*mcp.CallToolResult, *BatchOutput, error) {
+	if len(in.URLs) < 1 || len(in.URLs) > 10 {
+		return nil, nil, &ToolError{fmt.Sprintf("scan_batch takes 1 to 10 urls (got %d)", len(in.URLs))}
+	}
+	if pay, err := s.charge(ctx, req, len(in.URLs)); pay != nil || err != nil {
+		return pay, nil, err
+	}
+	sums, _ := s.scanMany(ctx, in.URLs)
+	return nil, &BatchOutput{Results: sums}, nil
+}
+
+// document resolves content-or-url input into text and its source.
+func (s *Server) document(ctx context.Context, in DocInput, wellKnown, accept string) ([]byte, string, error) {
+	switch {
+	case in.Content != "" && in.URL != "":
+		return nil, "", &ToolError{"give either content or url, not both"}
+	case in.Content != "":
+		if len(in.Content) > 2<<20 {
+			return nil, "", &ToolError{"content is larger than 2 MiB"}
+		}
+		return []byte(in.Content), "inline", nil
+	case in.URL == "":
+		return nil, "", &ToolError{"give the document as content, or a url to fetch it from"}
+	}
+	if _, err := s.site(in.URL); err != nil {
+		return nil, "", err
+	}
+	raw := strings.TrimSpace(in.URL)
+	if !strings.Contains(raw, "://") {
+		raw = "https://" + raw
+	}
+	target := docURL(raw, wellKnown)
+	if u, err := url.Parse(target); err == nil {
+		u.Fragment = ""
+		target = u.String()
+	}
+	d, err := s.d.Fetch(ctx, target, accept)
+	if err != nil {
+		return nil, "", scanErr(target, err)
+	}
+	if d.Status < 200 || d.Status > 299 {
+		return nil, "", &ToolError{fmt.Sprintf("%s answered %d; nothing to validate", target, d.Status)}
+	}
+	return d.Body, d.URL, nil
+}
+
+func (s *Server) validateLlms(ctx context.Context, _ *mcp.CallToolRequest, in DocInput) (*mcp.CallToolResult, *LlmsOutput, error) {
+	body, src, err := s.document(ctx, in, "/llms.txt", "text/plain,text/markdown;q=0.9")
+	if err != nil {
+		return nil, nil, err
+	}
+	var base *url.URL
+	if src != "inline" {
+		base, _ = url.Parse(src)
+	}
+	return nil, &LlmsOutput{Source: src, Report: llmstxt.Validate(body, base)}, nil
+}
+
+func (s *Server) validateCard(ctx context.Context, _ *mcp.CallToolRequest, in DocInput) (*mcp.CallToolResult, *CardOutput, error) {
+	body, src, err := s.document(ctx, in, "/.well-known/agent-card.json", "application/json")
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := agentcard.Validate(body)
+	if err != nil {
+		return nil, nil, &ToolError{"the agent card is " + err.Error()}
+	}
+	return nil, &CardOutput{Source: src, Report: rep}, nil
+}
+
+func (s *Server) badge(ctx context.Context, req *mcp.CallToolRequest, in URLInput) (*mcp.CallToolResult, *BadgeOutput, error) {
+	r, pay, err := s.scanned(ctx, req, in.URL)
+	if pay != nil || err != nil {
+		return pay, nil, err
+	}
+	base := baseOf(req)
+	img := base + "/api/badge?url=" + url.QueryEscape(r.URL)
+	link := base + "/api/scan?url=" + url.QueryEscape(r.URL)
+	alt := fmt.Sprintf("Agent readiness: %d/100, level %d %s", r.Score.Value, r.CurrentLevel, report.LevelName(r.CurrentLevel))
+	return nil, &BadgeOutput{URL: r.URL, BadgeURL: img, Score: r.Score.Value, Level: r.CurrentLevel,
+		Markdown: fmt.Sprintf("[![%s](%s)](%s)", alt, img, link),
+		HTML:     fmt.Sprintf(`<a href="%s"><img src="%s" alt="%s"></a>`, htmlEscape(link), htmlEscape(img), htmlEscape(alt))}, nil
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
