@@ -463,17 +463,17 @@ func TestMCPCardAndSelfScan(t *testing.T) {
 	}
 }
 
-// The official TypeScript SDK client (tests/mcp-ts, pinned in package-lock.json)
+// The official TypeScript SDK client (tests/node, pinned in package-lock.json)
 // lists the tools and calls scan_url.
 func TestMCPTypeScriptClient(t *testing.T) {
-	dir := filepath.Join("..", "tests", "mcp-ts")
+	dir := filepath.Join("..", "tests", "node")
 	node, err := exec.LookPath("node")
 	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
 	if err != nil || modErr != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but node or tests/mcp-ts/node_modules is missing (run npm ci --prefix tests/mcp-ts): %v %v", err, modErr)
+			t.Fatalf("CI=true but node or tests/node/node_modules is missing (run npm ci --prefix tests/node): %v %v", err, modErr)
 		}
-		t.Skip("node or the TypeScript SDK is not installed (npm ci --prefix tests/mcp-ts)")
+		t.Skip("node or the TypeScript SDK is not installed (npm ci --prefix tests/node)")
 	}
 	o := startOrigin(t, origin.Config{}, nil)
 	s := site(t, "peer")
