@@ -14,9 +14,11 @@ FUZZ_TARGETS := \
 	./engine/agentcard:FuzzValidate \
 	./engine/mcpcard:FuzzParse \
 	./engine/xmldoc:FuzzDetect \
-	./engine/wellknown:FuzzParsers
+	./engine/wellknown:FuzzParsers \
+	./engine/repo:FuzzScriptFile \
+	./engine/repo:FuzzIgnore
 
-.PHONY: all build run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp docs fmt clean
+.PHONY: all build run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -66,8 +68,13 @@ bench-origin:
 bench-mcp:
 	$(GO) run ./bench/mcpbench
 
+bench-repo:
+	$(GO) run ./bench/repobench -files 10000
+	$(GO) run ./bench/repobench -files 40000
+
 docs:
 	$(GO) test ./engine/checks -run TestDocsAreGenerated -update
+	$(GO) test ./origin/mcpserver -run TestExportedDefinitionsAreCurrent -update
 
 fmt:
 	gofmt -w .

@@ -60,6 +60,7 @@ func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
+	defer func() { s.audit(s.caller(ctx), "scan", url, strconv.Itoa(ctx.Response.StatusCode())) }()
 	if !asJSON {
 		s.streamScan(ctx, url, freshRequested(ctx))
 		return
@@ -327,6 +328,7 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) finishPost(ctx *fasthttp.RequestCtx, url string) {
+	defer func() { s.audit(s.caller(ctx), "scan.brief", url, strconv.Itoa(ctx.Response.StatusCode())) }()
 	rctx, cancel := s.requestContext()
 	defer cancel()
 	res, err := s.scans.scan(rctx, url, false)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sort"
@@ -38,6 +39,7 @@ type Config struct {
 	Limiter        ratelimit.Limiter   // default: redis_rate on a Redis store, else in-process GCRA
 	Payment        x402.Config         // where paid scans are paid to
 	Curated        []string            // sites the MCP showcase features
+	Audit          *slog.Logger        // audit log of scan-costing actions (who, what, outcome); nil = none
 }
 
 func (c *Config) defaults() {
@@ -121,6 +123,9 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 			return s.cfg.Limiter.AllowN(ctx, "scan:"+c.Key(), ratelimit.PerDay(s.cfg.Allowances.For(c.Tier)), n)
 		},
 		History: st.History(), Curated: cfg.Curated, Payment: cfg.Payment, Version: cfg.Version,
+		Audit: func(ctx context.Context, c identity.Caller, tool string, urls []string, outcome string) {
+			s.audit(c, "mcp."+tool, strings.Join(urls, " "), outcome)
+		},
 	}, trusted...)
 	if err != nil {
 		panic(fmt.Sprintf("building the MCP server: %v", err)) // a bug in the tool definitions
@@ -269,6 +274,15 @@ func (s *Server) notBuilt(name string) func(*fasthttp.RequestCtx) {
 	return func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(501, CodeNotImplemented, name+" is part of the API but not built yet; /openapi.json marks it with x-status: planned."))
 	}
+}
+
+// audit records one scan-costing action with the acting caller, for operators
+// (abuse handling, support) and for callers asking what their key did.
+func (s *Server) audit(c identity.Caller, action, target, outcome string) {
+	if s.cfg.Audit == nil {
+		return
+	}
+	s.cfg.Audit.Info("agent action", "action", action, "actor_type", string(c.Tier), "client_id", c.Key(), "target", target, "outcome", outcome)
 }
 
 // baseURL is the public base of the service for this request.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -573,3 +574,34 @@ func TestWithRedisBackend(t *testing.T) {
 		t.Error("scan cache through Redis")
 	}
 }
+
+// Scan-costing actions are written to the audit log with the acting caller.
+func TestAuditLog(t *testing.T) {
+	var buf syncBuffer
+	o := startOrigin(t, origin.Config{Audit: slog.New(slog.NewJSONHandler(&buf, nil))}, nil)
+	s := site(t, "empty")
+	get(t, scanURL(o, s.URL, "&format=json"))
+	cs := connect(t, o, "")
+	call(t, cs, "scan_url", map[string]any{"url": s.URL})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines: %s", len(lines), buf.String())
+	}
+	for i, want := range []string{`"action":"scan"`, `"action":"mcp.scan_url"`} {
+		if !strings.Contains(lines[i], want) || !strings.Contains(lines[i], `"client_id":"anonymous:127.0.0.1"`) || !strings.Contains(lines[i], `"actor_type":"anonymous"`) {
+			t.Errorf("line %d: %s", i, lines[i])
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

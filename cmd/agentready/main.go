@@ -39,7 +39,9 @@ const usage = `agentready — how ready is a website for AI agents?
 
 Usage:
   agentready scan <url> [flags]    scan a site (48 checks, levels 1–4)
+  agentready repo <path> [flags]   the 10 level-5 checks over a local codebase
   agentready checks [--json]       list the check catalog
+  agentready tools [--format F]    the MCP tool definitions (F: mcp, openai, anthropic)
   agentready serve [flags]         run the API service (--addr 127.0.0.1:8080, --data ./data,
                                    --allow-private; REDIS_URL selects the shared Redis state)
   agentready help                  show this help
@@ -53,6 +55,13 @@ Scan flags:
                      (the default for the CLI, so you can scan your dev server)
   --no-private       refuse loopback/private addresses and ports other than 80/443,
                      as the hosted service does
+  --repo PATH        also run the 10 level-5 checks over the codebase at PATH
+                     (levels[] then includes level 5)
+
+Repo flags:
+  --format F         text (default), json, sarif (SARIF 2.1.0 for code scanning) or junit
+  --json             same as --format json
+  --min-level 5      exit 1 unless level 5 is reached (half of the applicable checks pass)
   Cloud-metadata, link-local and multicast addresses are always refused.
 
 A bare host (example.com) is scanned over https; an explicit http:// is kept.
@@ -71,6 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return checksCmd(args[1:], stdout, stderr)
 	case "serve":
 		return serveCmd(args[1:], stdout, stderr)
+	case "tools":
+		return toolsCmd(args[1:], stdout, stderr)
+	case "repo":
+		return repoCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -86,6 +99,7 @@ type scanFlags struct {
 	minScore     int
 	allowPrivate bool
 	noPrivate    bool
+	repo         string
 }
 
 // parseInterspersed lets flags come before or after the URL.
@@ -115,6 +129,7 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.minScore, "min-score", -1, "")
 	fs.BoolVar(&f.allowPrivate, "allow-private", false, "")
 	fs.BoolVar(&f.noPrivate, "no-private", false, "")
+	fs.StringVar(&f.repo, "repo", "", "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -164,6 +179,12 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUnreachable
 		}
 		return exitUsage
+	}
+	if f.repo != "" {
+		if err := withRepo(ctx, res, f.repo); err != nil {
+			fmt.Fprintf(stderr, "agentready: --repo: %v\n", err)
+			return exitUsage
+		}
 	}
 	if f.json {
 		writeJSON(stdout, res)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -48,7 +49,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: *allowPrivate, AllowAnyPort: *allowPrivate}}})
-	srv := origin.New(origin.Config{AllowPrivate: *allowPrivate, CacheTTL: *cacheTTL}, st, sc)
+	audit := slog.New(slog.NewJSONHandler(stderr, nil)) // one JSON line per scan-costing action
+	srv := origin.New(origin.Config{AllowPrivate: *allowPrivate, CacheTTL: *cacheTTL, Audit: audit}, st, sc)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentready serve: cannot listen on %s: %v (is another server using the port? try --addr 127.0.0.1:8081)\n", *addr, err)

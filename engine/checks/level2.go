@@ -117,12 +117,18 @@ func words(s string) []string {
 	return out
 }
 
+// ActionVerb returns the action verb a route path is shaped around (its last
+// non-parameter segment, or a `:verb` suffix), or "" for CRUD-shaped paths.
+func ActionVerb(path string) string {
+	return actionOf(openapi.Operation{Path: path})
+}
+
 // actionOf returns the action verb an operation is shaped around, if any.
 func actionOf(o openapi.Operation) string {
 	segs := strings.Split(strings.Trim(o.Path, "/"), "/")
 	last := ""
 	for i := len(segs) - 1; i >= 0; i-- {
-		if !strings.HasPrefix(segs[i], "{") {
+		if !strings.HasPrefix(segs[i], "{") && !strings.HasPrefix(segs[i], ":") && !strings.HasPrefix(segs[i], "<") {
 			last = segs[i]
 			break
 		}

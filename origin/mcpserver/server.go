@@ -41,6 +41,8 @@ type Deps struct {
 	Curated []string // showcase sites chosen by the operator
 	Payment x402.Config
 	Version string
+	// Audit records each scan-costing tool call: who, which tool, which sites, outcome.
+	Audit func(ctx context.Context, c identity.Caller, tool string, urls []string, outcome string)
 }
 
 // Server is the MCP server and its tool catalogue.
@@ -167,18 +169,32 @@ func (s *Server) paymentRequired(req *mcp.CallToolRequest, reason string) *mcp.C
 	return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
-// charge takes n scans; a nil result means go ahead, otherwise return it.
-func (s *Server) charge(ctx context.Context, req *mcp.CallToolRequest, n int) (*mcp.CallToolResult, error) {
+// charge takes one scan per site in urls; a nil result means go ahead,
+// otherwise return it (the x402 payment-required result).
+func (s *Server) charge(ctx context.Context, req *mcp.CallToolRequest, urls ...string) (pay *mcp.CallToolResult, err error) {
+	c := callerOf(req)
+	defer func() {
+		if s.d.Audit != nil {
+			outcome := "charged"
+			switch {
+			case err != nil:
+				outcome = "error"
+			case pay != nil:
+				outcome = "payment_required"
+			}
+			s.d.Audit(ctx, c, req.Params.Name, urls, outcome)
+		}
+	}()
 	if s.d.Charge == nil {
 		return nil, nil
 	}
-	r, err := s.d.Charge(ctx, callerOf(req), n)
+	r, err := s.d.Charge(ctx, c, len(urls))
 	if err != nil {
 		return nil, fmt.Errorf("the allowance store does not answer; retry shortly: %w", err)
 	}
 	if r.Allowed == 0 {
 		return s.paymentRequired(req, fmt.Sprintf("daily allowance used up (%d scans a day; %d needed, %d left); pay per scan over x402 or retry after %s",
-			r.Limit.Rate, n, r.Remaining, r.RetryAfter.Round(1e9))), nil
+			r.Limit.Rate, len(urls), r.Remaining, r.RetryAfter.Round(1e9))), nil
 	}
 	return nil, nil
 }

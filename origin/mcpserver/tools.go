@@ -234,7 +234,7 @@ func (s *Server) scanned(ctx context.Context, req *mcp.CallToolRequest, raw stri
 	if err != nil {
 		return nil, nil, err
 	}
-	if pay, err := s.charge(ctx, req, 1); pay != nil || err != nil {
+	if pay, err := s.charge(ctx, req, u); pay != nil || err != nil {
 		return nil, pay, err
 	}
 	r, err := s.d.Scan(ctx, u)
@@ -367,7 +367,7 @@ func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in Compa
 	if len(in.URLs) < 2 || len(in.URLs) > 5 {
 		return nil, nil, &ToolError{fmt.Sprintf("compare_sites takes 2 to 5 urls (got %d)", len(in.URLs))}
 	}
-	if pay, err := s.charge(ctx, req, len(in.URLs)); pay != nil || err != nil {
+	if pay, err := s.charge(ctx, req, in.URLs...); pay != nil || err != nil {
 		return pay, nil, err
 	}
 	sums, results := s.scanMany(ctx, in.URLs)
@@ -457,7 +457,7 @@ func (s *Server) batch(ctx context.Context, req *mcp.CallToolRequest, in BatchIn
 	if len(in.URLs) < 1 || len(in.URLs) > 10 {
 		return nil, nil, &ToolError{fmt.Sprintf("scan_batch takes 1 to 10 urls (got %d)", len(in.URLs))}
 	}
-	if pay, err := s.charge(ctx, req, len(in.URLs)); pay != nil || err != nil {
+	if pay, err := s.charge(ctx, req, in.URLs...); pay != nil || err != nil {
 		return pay, nil, err
 	}
 	sums, _ := s.scanMany(ctx, in.URLs)

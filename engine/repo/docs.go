@@ -1,0 +1,212 @@
+package repo
+
+import (
+	"bufio"
+	"bytes"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/agentready/agentready/engine/openapi"
+	"gopkg.in/yaml.v3"
+)
+
+// dataFile reads JSON/YAML/TOML/.env files: OpenAPI documents, tool
+// definitions (MCP, OpenAI, Anthropic, Gemini) and sandbox configuration.
+func dataFile(e *evidence, rel string, src []byte) {
+	base := strings.ToLower(path.Base(rel))
+	if strings.HasPrefix(base, ".env") || strings.HasSuffix(base, ".env") || strings.HasSuffix(base, ".toml") {
+		configLines(e, rel, src)
+		return
+	}
+	var doc any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return
+	}
+	root, ok := normalize(doc, 0).(map[string]any)
+	if ok && (root["openapi"] != nil || root["swagger"] != nil) {
+		if spec, err := openapi.Load(src, nil); err == nil {
+			for _, op := range spec.Operations {
+				h := Hit{File: rel, Line: lineOf(src, op.Path), What: op.Method + " " + op.Path}
+				e.addRoute(Route{Hit: h, Method: op.Method, Path: op.Path})
+				for _, x := range op.Extensions {
+					switch strings.ToLower(x) {
+					case "x-consequence", "x-irreversible", "x-destructive", "x-side-effects", "x-requires-confirmation":
+						e.add(&e.consequence, Hit{File: rel, Line: lineOf(src, x), What: x + " on " + op.Method + " " + op.Path})
+					}
+				}
+			}
+		}
+		return
+	}
+	toolsIn(e, rel, src, doc, 0)
+	if ok && sandboxName.MatchString(rel) {
+		e.add(&e.sandboxConfigs, Hit{File: rel, Line: 1, What: "sandbox configuration file"})
+	} else if ok {
+		for k := range root {
+			if sandboxName.MatchString(k) {
+				e.add(&e.sandboxConfigs, Hit{File: rel, Line: lineOf(src, k), What: "sandbox setting " + k})
+			}
+		}
+	}
+}
+
+func normalize(v any, depth int) any {
+	if depth > 64 {
+		return nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e, depth+1)
+		}
+		return x
+	case map[any]any:
+		m := map[string]any{}
+		for k, e := range x {
+			if ks, ok := k.(string); ok {
+				m[ks] = normalize(e, depth+1)
+			}
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e, depth+1)
+		}
+	}
+	return v
+}
+
+func lineOf(src []byte, needle string) int {
+	i := bytes.Index(src, []byte(needle))
+	if i < 0 {
+		return 1
+	}
+	return bytes.Count(src[:i], []byte("\n")) + 1
+}
+
+func configLines(e *evidence, rel string, src []byte) {
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	n := 0
+	for sc.Scan() {
+		n++
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		k, _, _ := strings.Cut(l, "=")
+		if sandboxName.MatchString(k) || (sandboxName.MatchString(rel) && strings.Contains(l, "=")) {
+			e.add(&e.sandboxConfigs, Hit{File: rel, Line: n, What: "sets " + strings.TrimSpace(k)})
+		}
+	}
+}
+
+// toolsIn finds tool definitions anywhere in a JSON/YAML tree.
+func toolsIn(e *evidence, rel string, src []byte, v any, depth int) {
+	if depth > 32 {
+		return
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, el := range x {
+			toolsIn(e, rel, src, el, depth+1)
+		}
+	case map[string]any:
+		if t, ok := toolDef(x); ok {
+			t.Hit = Hit{File: rel, Line: lineOf(src, `"`+t.Name+`"`), What: t.Ecosystem + " tool " + t.Name}
+			if t.Hit.Line == 1 {
+				t.Hit.Line = lineOf(src, t.Name)
+			}
+			e.addTool(t)
+			if ann, ok := x["annotations"].(map[string]any); ok {
+				if _, d := ann["destructiveHint"]; d {
+					e.add(&e.consequence, Hit{File: rel, Line: lineOf(src, "destructiveHint"), What: "destructiveHint on " + t.Name})
+				}
+			}
+			return
+		}
+		for _, el := range x {
+			toolsIn(e, rel, src, el, depth+1)
+		}
+	}
+}
+
+// toolDef recognises one tool definition and says whether it is valid.
+func toolDef(m map[string]any) (ToolDef, bool) {
+	var t ToolDef
+	var schema any
+	switch {
+	case m["type"] == "function" && m["function"] != nil:
+		f, _ := m["function"].(map[string]any)
+		if f == nil {
+			return t, false
+		}
+		t.Ecosystem, schema = "openai", f["parameters"]
+		m = f
+	case m["inputSchema"] != nil:
+		t.Ecosystem, schema = "mcp", m["inputSchema"]
+	case m["input_schema"] != nil:
+		t.Ecosystem, schema = "anthropic", m["input_schema"]
+	case m["parameters"] != nil && m["name"] != nil && m["description"] != nil:
+		t.Ecosystem, schema = "gemini", m["parameters"]
+		if p, _ := m["parameters"].(map[string]any); p != nil && p["type"] == "OBJECT" {
+			t.Ecosystem = "gemini"
+		} else {
+			t.Ecosystem = "openai" // legacy "functions" entries
+		}
+	default:
+		return t, false
+	}
+	t.Name, _ = m["name"].(string)
+	desc, _ := m["description"].(string)
+	obj, _ := schema.(map[string]any)
+	switch {
+	case !toolName.MatchString(t.Name):
+		t.Problem = "name missing or not a valid tool name"
+	case strings.TrimSpace(desc) == "":
+		t.Problem = "no description"
+	case obj == nil || !strings.EqualFold(strOf(obj["type"]), "object"):
+		t.Problem = "input schema is not an object schema"
+	}
+	return t, true
+}
+
+func strOf(v any) string { s, _ := v.(string); return s }
+
+// agentsDoc is what AGENTS.md covers.
+type agentsDoc struct {
+	File     string
+	Bytes    int
+	Sections map[string]int // build, test, conventions → line
+}
+
+var (
+	mdHeading   = regexp.MustCompile(`^#{1,6}\s+(.+)$`)
+	buildWords  = regexp.MustCompile(`(?i)\b(build|install|setup|set up|getting started|develop|run|quick ?start)`)
+	testWords   = regexp.MustCompile(`(?i)\b(test|testing|tests|ci)\b`)
+	conventions = regexp.MustCompile(`(?i)\b(convention|style|guideline|standard|lint|format|architecture|layout|structure|rules|review)`)
+	buildCmd    = regexp.MustCompile("(?m)^\\s*(?:\\$ )?(make|go build|npm (?:ci|install|run build)|cargo build|pip install|mvn|gradle)\\b")
+	testCmd     = regexp.MustCompile("(?m)^\\s*(?:\\$ )?(make test|go test|npm test|pytest|cargo test|mvn test)\\b")
+)
+
+func agentsFile(rel string, src []byte) *agentsDoc {
+	d := &agentsDoc{File: rel, Bytes: len(src), Sections: map[string]int{}}
+	for i, l := range strings.Split(string(src), "\n") {
+		m := mdHeading.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		for name, re := range map[string]*regexp.Regexp{"build": buildWords, "test": testWords, "conventions": conventions} {
+			if _, seen := d.Sections[name]; !seen && re.MatchString(m[1]) {
+				d.Sections[name] = i + 1
+			}
+		}
+	}
+	if _, ok := d.Sections["build"]; !ok && buildCmd.Match(src) {
+		d.Sections["build"] = lineOf(src, buildCmd.FindString(string(src)))
+	}
+	if _, ok := d.Sections["test"]; !ok && testCmd.Match(src) {
+		d.Sections["test"] = lineOf(src, testCmd.FindString(string(src)))
+	}
+	return d
+}

@@ -1,0 +1,338 @@
+package repo
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+var routeMethods = map[string]string{
+	"HandleFunc": "", "Handle": "", "Get": "GET", "Post": "POST", "Put": "PUT", "Patch": "PATCH", "Delete": "DELETE",
+	"GET": "GET", "POST": "POST", "PUT": "PUT", "PATCH": "PATCH", "DELETE": "DELETE", "Any": "", "Method": "",
+}
+
+func strLit(e ast.Expr) (string, bool) {
+	if bl, ok := e.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+		s, err := strconv.Unquote(bl.Value)
+		return s, err == nil
+	}
+	return "", false
+}
+
+func selName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	case *ast.Ident:
+		return x.Name
+	}
+	return ""
+}
+
+// requestHeader reports the headers of an incoming request: r.Header,
+// req.Header, request.Header (net/http) or ctx.Request.Header (fasthttp) — not
+// the headers of a response the code received as a client.
+func requestHeader(e ast.Expr) bool {
+	s, ok := e.(*ast.SelectorExpr)
+	if !ok || (s.Sel.Name != "Header" && s.Sel.Name != "Headers") {
+		return false
+	}
+	switch x := s.X.(type) {
+	case *ast.Ident:
+		switch x.Name {
+		case "r", "req", "request", "httpReq", "in", "inbound":
+			return true
+		}
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Request"
+	case *ast.CallExpr:
+		return selName(x.Fun) == "Request"
+	}
+	return false
+}
+
+// goFile extracts structural evidence from Go source. Comments are not part of
+// the syntax tree, so prose never counts.
+func goFile(e *evidence, rel string, src []byte) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
+	if err != nil {
+		return
+	}
+	line := func(n ast.Node) int { return fset.Position(n.Pos()).Line }
+	hit := func(n ast.Node, what string) Hit { return Hit{File: rel, Line: line(n), What: what} }
+
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.CallExpr:
+			name := selName(x.Fun)
+			// Route registrations: mux.HandleFunc("POST /x"), r.Post("/x"), e.POST("/x")…
+			if method, ok := routeMethods[name]; ok && len(x.Args) >= 1 {
+				if p, ok := strLit(x.Args[0]); ok {
+					if m, rest, found := strings.Cut(p, " "); found && strings.HasPrefix(rest, "/") && m == strings.ToUpper(m) {
+						method, p = m, rest
+					}
+					if strings.HasPrefix(p, "/") {
+						e.addRoute(Route{Hit: hit(x, name+" "+p), Method: method, Path: p})
+					}
+				}
+			}
+			// Session headers read by handlers: r.Header.Get("Mcp-Session-Id"), ctx.Request.Header.Peek(…).
+			if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (name == "Get" || name == "Peek" || name == "Values") && requestHeader(sel.X) && len(x.Args) == 1 {
+				if h, ok := strLit(x.Args[0]); ok && sessionHeaderNames[strings.ToLower(h)] {
+					e.add(&e.sessionHeaders, hit(x, "reads header "+h))
+				}
+			}
+			// Scope enforcement: requireScope(…), hasScope(…).
+			if scopeFunc.MatchString(name) {
+				e.add(&e.scopeEnforce, hit(x, "calls "+name))
+			}
+			// Sandbox configuration read by code: os.Getenv("SANDBOX_URL"), flag.Bool("dry-run", …).
+			if (name == "Getenv" || name == "LookupEnv" || name == "Bool" || name == "String" || name == "BoolVar" || name == "StringVar") && len(x.Args) >= 1 {
+				arg := x.Args[0]
+				if name == "BoolVar" || name == "StringVar" {
+					if len(x.Args) < 2 {
+						break
+					}
+					arg = x.Args[1]
+				}
+				if s, ok := strLit(arg); ok && sandboxName.MatchString(s) {
+					e.add(&e.sandboxReads, hit(x, name+"("+s+")"))
+				}
+			}
+			// Structured logs carrying who acted and what they did.
+			if isLogCall(name) {
+				keys := map[string]bool{}
+				collectKeys(x, keys)
+				if anyKey(keys, identityKeys) && (anyKey(keys, actionKeys) || len(x.Args) > 0) {
+					if _, msg := strLitFirst(x.Args); msg || anyKey(keys, actionKeys) {
+						e.add(&e.auditLogs, hit(x, name+" with "+strings.Join(keysIn(keys, identityKeys), ", ")))
+					}
+				}
+			}
+		case *ast.CompositeLit:
+			// Tool definitions in code: &mcp.Tool{Name: …, Description: …} (the SDK infers the input schema).
+			if sel, ok := x.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Tool" && selName(sel.X) == "mcp" {
+				if t := toolLiteral(x); t != nil {
+					t.Hit = hit(x, "mcp.Tool "+t.Name)
+					e.addTool(*t)
+				}
+			}
+			keys := map[string]bool{}
+			for _, el := range x.Elts {
+				kv, ok := el.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				if k, ok := strLit(kv.Key); ok {
+					keys[strings.ToLower(k)] = true
+				} else if id, ok := kv.Key.(*ast.Ident); ok {
+					keys[strings.ToLower(id.Name)] = true
+					switch id.Name {
+					case "DestructiveHint", "ReadOnlyHint", "RequiresConfirmation", "ConfirmationRequired", "Irreversible":
+						e.add(&e.consequence, hit(kv, id.Name))
+					}
+				}
+			}
+			if (keys["access_token"] || keys["accesstoken"]) && keys["scope"] {
+				e.add(&e.scopeIssue, hit(x, "token response with scope"))
+			}
+			if (keys["scope"] || keys["scp"]) && strings.Contains(strings.ToLower(typeName(x.Type)), "claims") {
+				e.add(&e.scopeIssue, hit(x, "token claims with scope"))
+			}
+		case *ast.StructType:
+			// Fields whose tags name a sandbox setting: `env:"SANDBOX_URL"`.
+			for _, fld := range x.Fields.List {
+				if fld.Tag == nil {
+					continue
+				}
+				tag, _ := strconv.Unquote(fld.Tag.Value)
+				for _, key := range []string{"env", "envconfig", "yaml", "json", "toml", "mapstructure"} {
+					if v := reflect.StructTag(tag).Get(key); v != "" && sandboxName.MatchString(v) {
+						e.add(&e.sandboxReads, hit(fld, key+` tag "`+v+`"`))
+					}
+				}
+				if v := reflect.StructTag(tag).Get("json"); strings.HasPrefix(v, "scope") {
+					for _, other := range x.Fields.List {
+						if other.Tag != nil && strings.Contains(other.Tag.Value, "access_token") {
+							e.add(&e.scopeIssue, hit(fld, "token type with a scope field"))
+						}
+					}
+				}
+			}
+		case *ast.FuncDecl:
+			if x.Body != nil {
+				webhookFunc(e, rel, fset, x.Body)
+			}
+		case *ast.FuncLit:
+			webhookFunc(e, rel, fset, x.Body)
+		}
+		return true
+	})
+}
+
+func typeName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	case *ast.MapType:
+		return "map"
+	}
+	return ""
+}
+
+func isLogCall(name string) bool {
+	switch name {
+	case "Info", "Warn", "Error", "Debug", "Log", "LogAttrs", "InfoContext", "WarnContext", "ErrorContext", "Infow", "Warnw", "Errorw", "WithFields", "With":
+		return true
+	}
+	return false
+}
+
+func strLitFirst(args []ast.Expr) (string, bool) {
+	for _, a := range args {
+		if s, ok := strLit(a); ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// collectKeys gathers string literals used as log keys, and keys of maps/attrs inside the call.
+func collectKeys(n ast.Node, keys map[string]bool) {
+	ast.Inspect(n, func(m ast.Node) bool {
+		if bl, ok := m.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+			if s, err := strconv.Unquote(bl.Value); err == nil && len(s) < 40 {
+				keys[strings.ToLower(s)] = true
+			}
+		}
+		return true
+	})
+}
+
+func anyKey(keys, set map[string]bool) bool {
+	for k := range keys {
+		if set[k] {
+			return true
+		}
+	}
+	return false
+}
+
+func keysIn(keys, set map[string]bool) []string {
+	var out []string
+	for k := range keys {
+		if set[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// toolLiteral reads &mcp.Tool{Name: "…", Description: "…"}.
+func toolLiteral(e ast.Expr) *ToolDef {
+	if u, ok := e.(*ast.UnaryExpr); ok {
+		e = u.X
+	}
+	cl, ok := e.(*ast.CompositeLit)
+	if !ok || typeName(cl.Type) != "Tool" {
+		return nil
+	}
+	t := &ToolDef{Ecosystem: "mcp"}
+	var desc string
+	for _, el := range cl.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			continue
+		}
+		id, _ := kv.Key.(*ast.Ident)
+		if id == nil {
+			continue
+		}
+		s, _ := strLit(kv.Value)
+		switch id.Name {
+		case "Name":
+			t.Name = s
+		case "Description":
+			desc = s
+		}
+	}
+	switch {
+	case !toolName.MatchString(t.Name):
+		t.Problem = "name missing or not a valid tool name"
+	case strings.TrimSpace(desc) == "":
+		t.Problem = "no description"
+	}
+	return t
+}
+
+// webhookFunc looks inside one function for an outbound delivery: an HMAC
+// computed and sent in a signature header (with or without a timestamp), or a
+// POST to a callback or webhook URL with no signature at all.
+func webhookFunc(e *evidence, rel string, fset *token.FileSet, body *ast.BlockStmt) {
+	var hmacAt, sigAt, tsAt, postAt ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		if _, ok := n.(*ast.FuncLit); ok {
+			return false // judged on its own
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		name := selName(call.Fun)
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && name == "New" && selName(sel.X) == "hmac" {
+			hmacAt = call
+		}
+		if (name == "Set" || name == "Add") && len(call.Args) == 2 {
+			if k, ok := strLit(call.Args[0]); ok {
+				if signatureKey.MatchString(k) {
+					sigAt = call
+				}
+				if timestampKey.MatchString(k) {
+					tsAt = call
+				}
+			}
+		}
+		if len(call.Args) >= 1 {
+			for _, a := range call.Args {
+				if s, ok := strLit(a); ok && (strings.HasPrefix(s, "t=") || strings.Contains(s, ",v1=")) {
+					tsAt = call
+				}
+			}
+		}
+		if name == "NewRequest" || name == "NewRequestWithContext" || name == "Post" {
+			for _, a := range call.Args {
+				if id, ok := a.(*ast.Ident); ok {
+					l := strings.ToLower(id.Name)
+					if strings.Contains(l, "callback") || strings.Contains(l, "webhook") || strings.Contains(l, "hook") {
+						postAt = call
+					}
+				}
+				if s, ok := a.(*ast.SelectorExpr); ok {
+					l := strings.ToLower(s.Sel.Name)
+					if strings.Contains(l, "callback") || strings.Contains(l, "webhook") {
+						postAt = call
+					}
+				}
+			}
+		}
+		return true
+	})
+	at := func(n ast.Node, what string) Hit {
+		return Hit{File: rel, Line: fset.Position(n.Pos()).Line, What: what}
+	}
+	switch {
+	case hmacAt != nil && sigAt != nil:
+		e.add(&e.signed, at(sigAt, "HMAC signature header"))
+		if tsAt != nil {
+			e.add(&e.timestamped, at(tsAt, "signature timestamp"))
+		}
+	case postAt != nil:
+		e.add(&e.unsigned, at(postAt, "delivery without a signature"))
+	}
+}
