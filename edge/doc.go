@@ -1,4 +1,13 @@
-// Package edge is the front of the service. Its sub-packages that the origin
-// may import hold what both sides must agree on, and depend on nothing but the
-// standard library: identity (tiers and callers) and x402 (payment requirements).
+// Package edge is the front of the service, written as a plain net/http
+// handler over a small Platform interface so that the same code compiles for
+// Cloudflare Workers (GOOS=js), for wazero (GOOS=wasip1, hosted by package
+// wasm) and natively (tests). It serves badges, the discovery documents and
+// the site's own pages, issues and verifies tokens, checks API keys, applies
+// daily allowances with rate-limit headers and x402 402s, and routes
+// everything else to the origin with a signed caller identity.
+//
+// It imports neither engine nor origin: their parsers would bloat the
+// WebAssembly module, and the edge talks to the origin over HTTP only. The
+// sub-packages identity, token, x402 and badge are dependency-free, and the
+// origin imports the first three to agree with the edge.
 package edge

@@ -27,6 +27,7 @@ const (
 	CodeInternal          = "internal_error"
 	CodeShuttingDown      = "shutting_down"
 	CodeUnsupportedFormat = "unsupported_format"
+	CodeInvalidIdentity   = "invalid_identity"
 )
 
 var titles = map[string]string{
@@ -47,6 +48,7 @@ var titles = map[string]string{
 	CodeInternal:          "Internal error",
 	CodeShuttingDown:      "Server shutting down",
 	CodeUnsupportedFormat: "Unsupported format",
+	CodeInvalidIdentity:   "Unsigned caller identity",
 }
 
 // APIError is an error with its HTTP status and envelope.

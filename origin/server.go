@@ -40,6 +40,7 @@ type Config struct {
 	Payment        x402.Config         // where paid scans are paid to
 	Curated        []string            // sites the MCP showcase features
 	Audit          *slog.Logger        // audit log of scan-costing actions (who, what, outcome); nil = none
+	EdgeSecret     []byte              // shared with the edge: callers it vouches for (AGENTREADY_EDGE_SECRET)
 }
 
 func (c *Config) defaults() {
@@ -192,6 +193,13 @@ type route struct {
 // Handle routes a request.
 func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 	path := string(ctx.Path())
+	if len(ctx.Request.Header.Peek(identity.HeaderCaller)) > 0 {
+		if _, ok := s.edgeCaller(ctx); !ok {
+			writeError(ctx, apiErr(401, CodeInvalidIdentity, "The request carries caller-identity headers that were not signed by this service's edge; send requests through the edge, without X-Agentready-Caller headers."))
+			s.m.request("identity", 401)
+			return
+		}
+	}
 	r := s.route(path)
 	h, ok := r.methods[string(ctx.Method())]
 	if !ok && string(ctx.Method()) == "HEAD" {
@@ -297,10 +305,22 @@ func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 	return scheme + "://" + string(ctx.Host())
 }
 
-// caller is who is asking. Until the edge signs identities, every caller of the
-// origin is anonymous and keyed by its address.
+// caller is who is asking: the caller the edge vouched for with a signed
+// identity, else an anonymous caller keyed by the socket's address.
 func (s *Server) caller(ctx *fasthttp.RequestCtx) identity.Caller {
+	if c, ok := s.edgeCaller(ctx); ok {
+		return c
+	}
 	return identity.Caller{Tier: identity.Anonymous, Subject: ctx.RemoteIP().String()}
+}
+
+func (s *Server) edgeCaller(ctx *fasthttp.RequestCtx) (identity.Caller, bool) {
+	if len(ctx.Request.Header.Peek(identity.HeaderCaller)) == 0 {
+		return identity.Caller{}, false
+	}
+	get := func(k string) string { return string(ctx.Request.Header.Peek(k)) }
+	c, _, ok := identity.Verify(s.cfg.EdgeSecret, get, string(ctx.Method()), string(ctx.Path()), time.Now())
+	return c, ok
 }
 
 func (s *Server) serveMCP(ctx *fasthttp.RequestCtx) {

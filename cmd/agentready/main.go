@@ -42,6 +42,7 @@ Usage:
   agentready repo <path> [flags]   the 10 level-5 checks over a local codebase
   agentready checks [--json]       list the check catalog
   agentready tools [--format F]    the MCP tool definitions (F: mcp, openai, anthropic)
+  agentready keygen NAME           a new API key and its AGENTREADY_API_KEYS entry
   agentready serve [flags]         run the API service (--addr 127.0.0.1:8080, --data ./data,
                                    --allow-private; REDIS_URL selects the shared Redis state)
   agentready help                  show this help
@@ -82,6 +83,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serveCmd(args[1:], stdout, stderr)
 	case "tools":
 		return toolsCmd(args[1:], stdout, stderr)
+	case "keygen":
+		return keygenCmd(args[1:], stdout, stderr)
 	case "repo":
 		return repoCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -2,18 +2,20 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/agentready/agentready/engine"
-	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -32,7 +34,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	data := fs.String("data", envOr("AGENTREADY_DATA", "./data"), "data directory for the embedded state (env AGENTREADY_DATA)")
 	allowPrivate := fs.Bool("allow-private", os.Getenv("AGENTREADY_ALLOW_PRIVATE") == "1", "let the service scan loopback and private addresses (local testing only; env AGENTREADY_ALLOW_PRIVATE=1)")
 	cacheTTL := fs.Duration("cache-ttl", 10*time.Minute, "how long a scan result is served from the cache")
-	drain := fs.Duration("drain", 20*time.Second, "on SIGTERM, how long in-flight scans may finish")
+	drain := fs.Duration("drain", 20*time.Second, "on SIGTERM, how long in-flight requests may finish")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -48,40 +50,50 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: *allowPrivate, AllowAnyPort: *allowPrivate}}})
 	audit := slog.New(slog.NewJSONHandler(stderr, nil)) // one JSON line per scan-costing action
-	srv := origin.New(origin.Config{AllowPrivate: *allowPrivate, CacheTTL: *cacheTTL, Audit: audit}, st, sc)
-	ln, err := net.Listen("tcp", *addr)
+	svc, err := stack.Start(stack.Options{Addr: *addr, AllowPrivate: *allowPrivate, Store: st, Env: os.Getenv,
+		Origin: origin.Config{CacheTTL: *cacheTTL, Audit: audit}})
 	if err != nil {
-		fmt.Fprintf(stderr, "agentready serve: cannot listen on %s: %v (is another server using the port? try --addr 127.0.0.1:8081)\n", *addr, err)
+		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
 		return 1
 	}
 	where := "embedded state in " + *data
 	if redisURL != "" {
 		where = "state in Redis (REDIS_URL)"
 	}
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "agentready serving on %s (%s)\n", base, where)
-	fmt.Fprintf(stdout, "  curl '%s/api/scan?url=example.com&format=json'\n  curl -N '%s/api/scan?url=example.com'\n", base, base)
+	fmt.Fprintf(stdout, "agentready serving on %s (%s)\n", svc.URL, where)
+	fmt.Fprintf(stdout, "  curl '%s/api/scan?url=example.com&format=json'\n  curl -N '%s/api/scan?url=example.com'\n  MCP: %s/api/mcp\n", svc.URL, svc.URL, svc.URL)
 	if *allowPrivate {
 		fmt.Fprintln(stdout, "  --allow-private: loopback and private targets may be scanned (local testing only)")
 	}
+	if svc.EphemeralKeys() {
+		fmt.Fprintln(stdout, "  token keys generated for this run (set AGENTREADY_TOKEN_KEYS to keep tokens valid across restarts)")
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
-		return 1
-	case s := <-sig:
-		fmt.Fprintf(stdout, "%s: draining in-flight requests (up to %s)…\n", s, *drain)
-	}
+	s := <-sig
+	fmt.Fprintf(stdout, "%s: draining in-flight requests (up to %s)…\n", s, *drain)
 	dctx, cancel := context.WithTimeout(ctx, *drain)
 	defer cancel()
-	if err := srv.Shutdown(dctx); err != nil {
+	if err := svc.Shutdown(dctx); err != nil {
 		fmt.Fprintf(stderr, "agentready serve: shutdown: %v\n", err)
 	}
 	fmt.Fprintln(stdout, "stopped")
+	return exitOK
+}
+
+// keygenCmd prints a new random API key and the AGENTREADY_API_KEYS entry
+// (name:sha256hex) that admits it; only the hash is ever configured.
+func keygenCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 || args[0] == "" || len(args[0]) > 64 {
+		fmt.Fprintln(stderr, "usage: agentready keygen NAME   (NAME identifies the integration, e.g. acme-ci)")
+		return exitUsage
+	}
+	b := make([]byte, 24)
+	rand.Read(b)
+	key := "ar_" + base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(key))
+	fmt.Fprintf(stdout, "key:   %s\nentry: %s:%s\n", key, args[0], hex.EncodeToString(sum[:]))
+	fmt.Fprintln(stdout, "Give the key to the integration; add the entry to AGENTREADY_API_KEYS (comma-separated).")
 	return exitOK
 }

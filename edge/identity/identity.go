@@ -2,6 +2,15 @@
 // the origin share. Dependency-free so the WebAssembly edge stays small.
 package identity
 
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // Tier is what a caller's allowance depends on.
 type Tier string
 
@@ -37,4 +46,51 @@ func (a Allowances) For(t Tier) int {
 		return a.APIKey
 	}
 	return a.Anonymous
+}
+
+// Headers the edge sets on requests it forwards to the origin. The origin
+// accepts them only with a valid signature from the shared secret, so a
+// client cannot claim a tier by sending them itself.
+const (
+	HeaderCaller    = "X-Agentready-Caller"     // tier:subject
+	HeaderCallerTS  = "X-Agentready-Caller-Ts"  // unix seconds
+	HeaderCallerSig = "X-Agentready-Caller-Sig" // hex HMAC-SHA256(secret, caller|ts|method|path)
+	HeaderClientIP  = "X-Agentready-Client-Ip"  // the client address the edge saw
+)
+
+// MaxSkew bounds how old a signed identity may be.
+const MaxSkew = 60 * time.Second
+
+func identityMAC(secret []byte, caller, ts, method, path, ip string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(caller + "|" + ts + "|" + method + "|" + path + "|" + ip))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Sign returns the identity headers for one forwarded request.
+func Sign(secret []byte, c Caller, ip, method, path string, now time.Time) map[string]string {
+	caller := string(c.Tier) + ":" + c.Subject
+	ts := strconv.FormatInt(now.Unix(), 10)
+	return map[string]string{HeaderCaller: caller, HeaderCallerTS: ts, HeaderClientIP: ip, HeaderCallerSig: identityMAC(secret, caller, ts, method, path, ip)}
+}
+
+// Verify checks identity headers (get reads a header) and returns the caller
+// and client address the edge vouched for.
+func Verify(secret []byte, get func(string) string, method, path string, now time.Time) (Caller, string, bool) {
+	caller, ts, sig, ip := get(HeaderCaller), get(HeaderCallerTS), get(HeaderCallerSig), get(HeaderClientIP)
+	if len(secret) == 0 || caller == "" || sig == "" {
+		return Caller{}, "", false
+	}
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || now.Sub(time.Unix(n, 0)).Abs() > MaxSkew {
+		return Caller{}, "", false
+	}
+	if !hmac.Equal([]byte(identityMAC(secret, caller, ts, method, path, ip)), []byte(sig)) {
+		return Caller{}, "", false
+	}
+	tier, subject, ok := strings.Cut(caller, ":")
+	if !ok {
+		return Caller{}, "", false
+	}
+	return Caller{Tier: Tier(tier), Subject: subject}, ip, true
 }

@@ -352,15 +352,12 @@ func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, sha
 					continue
 				}
 				sch := media.Schema.Value
-				if sch.Type.Is("array") {
+				if sch.Type.Is("array") || isCollection(sch) {
 					o.ListResponse = true
 				}
 				for name, prop := range sch.Properties {
 					fields[name] = true
 					if prop != nil && prop.Value != nil {
-						if prop.Value.Type.Is("array") {
-							o.ListResponse = true
-						}
 						for sub := range prop.Value.Properties {
 							fields[sub] = true
 						}
@@ -393,6 +390,26 @@ func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, sha
 	}
 	sort.Strings(o.Scopes)
 	return o
+}
+
+var itemKeys = map[string]bool{"data": true, "items": true, "results": true, "records": true, "entries": true, "list": true,
+	"values": true, "objects": true, "nodes": true, "edges": true, "hits": true, "elements": true, "rows": true}
+
+// isCollection reports an object that wraps a list of items: an array under a
+// conventional name (data, items, results…), or a small envelope (at most four
+// members) around one array. A report that merely contains arrays is not a list.
+func isCollection(sch *openapi3.Schema) bool {
+	arrays := 0
+	for name, prop := range sch.Properties {
+		if prop == nil || prop.Value == nil || !prop.Value.Type.Is("array") {
+			continue
+		}
+		if itemKeys[strings.ToLower(name)] {
+			return true
+		}
+		arrays++
+	}
+	return arrays == 1 && len(sch.Properties) <= 4
 }
 
 func asyncLink(r *openapi3.Response) bool {

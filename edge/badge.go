@@ -1,0 +1,165 @@
+package edge
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentready/agentready/edge/badge"
+	"github.com/agentready/agentready/edge/identity"
+)
+
+// badgeScore is what the edge caches per site.
+type badgeScore struct {
+	Score     int    `json:"score"`
+	Level     int    `json:"level"`
+	LevelName string `json:"levelName"`
+	Unknown   string `json:"unknown,omitempty"` // why there is no score
+}
+
+const badgeTTL = 300 * time.Second
+
+// badge serves GET /api/badge?url=…[&style=flat-square][&format=shields]. It
+// never fails as an image: an unknown or unscannable site gets a grey badge.
+func (h *Handler) badge(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, "GET, HEAD")
+		return
+	}
+	target := strings.TrimSpace(r.URL.Query().Get("url"))
+	if target == "" {
+		writeError(w, 400, "missing_url", "Missing url", "Give the site as ?url=example.com.")
+		return
+	}
+	if len(target) > 2048 {
+		writeError(w, 400, "invalid_url", "Invalid url", "url is longer than 2048 characters.")
+		return
+	}
+	sc := h.badgeScore(r, target)
+	b := badge.ForScore(sc.Score, sc.Level, sc.LevelName)
+	maxAge := "300"
+	if sc.Unknown != "" {
+		b, maxAge = badge.ForUnknown(sc.Unknown), "60"
+	}
+	b.Square = r.URL.Query().Get("style") == "flat-square"
+	hdr := w.Header()
+	hdr.Set("Access-Control-Allow-Origin", "*")
+	hdr.Set("Cache-Control", "public, max-age="+maxAge+", s-maxage="+maxAge+", stale-while-revalidate=86400")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	var body []byte
+	if r.URL.Query().Get("format") == "shields" {
+		color := strings.TrimPrefix(b.Color, "#")
+		body, _ = json.Marshal(map[string]any{"schemaVersion": 1, "label": b.Label, "message": b.Message, "color": color})
+		hdr.Set("Content-Type", "application/json")
+	} else {
+		body = b.SVG()
+		hdr.Set("Content-Type", "image/svg+xml; charset=utf-8")
+		hdr.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	}
+	tag := etag(body)
+	hdr.Set("ETag", tag)
+	if strings.Contains(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(body)
+}
+
+// badgeScore takes the score from the edge cache, else from the origin (whose
+// scan cache makes repeats free). Misses count against a per-address badge
+// allowance, so badges cannot be used as free scans.
+func (h *Handler) badgeScore(r *http.Request, target string) badgeScore {
+	key := "badge:" + strings.ToLower(target)
+	if b, ok := h.p.CacheGet(key); ok {
+		var sc badgeScore
+		if json.Unmarshal(b, &sc) == nil {
+			return sc
+		}
+	}
+	ip := h.p.ClientIP(r)
+	d, err := h.p.Allow(r.Context(), "badge:"+ip, h.cfg.BadgeDaily, day, 1)
+	if err != nil || !d.Allowed {
+		return badgeScore{Unknown: "try later"}
+	}
+	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/scan?format=json&url="+url.QueryEscape(target), nil)
+	for k, v := range identity.Sign(h.cfg.IdentitySecret, identity.Caller{Tier: identity.Anonymous, Subject: ip}, ip, http.MethodGet, "/api/scan", h.p.Now()) {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := h.p.Fetch(r.Context(), req)
+	sc := badgeScore{Unknown: "unknown"}
+	ttl := 60 * time.Second
+	if err == nil {
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		switch resp.StatusCode {
+		case 200:
+			var rep struct {
+				CurrentLevel int `json:"currentLevel"`
+				Score        struct {
+					Value     int    `json:"value"`
+					LevelName string `json:"levelName"`
+				} `json:"score"`
+			}
+			if json.Unmarshal(raw, &rep) == nil {
+				sc, ttl = badgeScore{Score: rep.Score.Value, Level: rep.CurrentLevel, LevelName: rep.Score.LevelName}, badgeTTL
+			}
+		case 400:
+			sc.Unknown = "invalid url"
+		case 422:
+			sc.Unknown = "unreachable"
+		}
+	}
+	if b, err := json.Marshal(sc); err == nil {
+		h.p.CachePut(key, b, ttl)
+	}
+	return sc
+}
+
+// cachedFromOrigin serves documents the origin generates (openapi.json, the
+// MCP server card) from the edge cache, refreshed every five minutes.
+func (h *Handler) cachedFromOrigin(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, "GET, HEAD")
+		return
+	}
+	key := "doc:" + h.base(r) + r.URL.Path
+	body, ok := h.p.CacheGet(key)
+	if !ok {
+		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, r.URL.Path, nil)
+		req.Host = r.Host
+		resp, err := h.p.Fetch(r.Context(), req)
+		if err != nil {
+			writeError(w, 502, "origin_unavailable", "Origin unavailable", "The service behind the edge does not answer; retry shortly.")
+			return
+		}
+		defer resp.Body.Close()
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		if resp.StatusCode != 200 {
+			w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+			w.WriteHeader(resp.StatusCode)
+			w.Write(body)
+			return
+		}
+		h.p.CachePut(key, body, 300*time.Second)
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Access-Control-Allow-Origin", "*")
+	hdr.Set("Cache-Control", "public, max-age=300")
+	tag := etag(body)
+	hdr.Set("ETag", tag)
+	if strings.Contains(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}

@@ -1,0 +1,119 @@
+// Package badge renders shields.io-style SVG badges ("flat" and
+// "flat-square") with real Verdana 11px advance widths, so text fits the way
+// it does on shields.io. Dependency-free, for the WebAssembly edge.
+package badge
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// textWidth is the width of text in Verdana 11px, truncated and rounded up to
+// an odd number as shields.io does (so the text centres on a whole pixel).
+func textWidth(s string) int {
+	w := 0.0
+	for _, r := range s {
+		w += charWidth(r)
+	}
+	n := int(w)
+	if n%2 == 0 {
+		n++
+	}
+	return n
+}
+
+func charWidth(r rune) float64 {
+	c := uint32(r)
+	i := sort.Search(len(verdana11), func(i int) bool { return verdana11[i][1] >= c })
+	if i < len(verdana11) && verdana11[i][0] <= c {
+		return float64(verdana11[i][2]) / 100
+	}
+	return 7 // unknown glyphs: an average Verdana width
+}
+
+// Badge is one badge.
+type Badge struct {
+	Label, Message string
+	Color          string // message background, e.g. #4c1
+	LabelColor     string // default #555
+	Square         bool   // flat-square style
+}
+
+// Colours by level, from red (not ready) to bright green (optimized).
+var levelColors = []string{"#e05d44", "#dfb317", "#97ca00", "#4c1"}
+
+// Unknown is the grey badge for a site that could not be scanned.
+const Unknown = "#9f9f9f"
+
+// ForScore is the badge of a scanned site.
+func ForScore(score, level int, levelName string) Badge {
+	if level < 0 {
+		level = 0
+	}
+	if level >= len(levelColors) {
+		level = len(levelColors) - 1
+	}
+	return Badge{Label: "agent readiness", Message: fmt.Sprintf("%d/100 · L%d %s", score, level, levelName), Color: levelColors[level]}
+}
+
+// ForUnknown is the badge of a site that could not be scanned.
+func ForUnknown(reason string) Badge {
+	if reason == "" {
+		reason = "unknown"
+	}
+	return Badge{Label: "agent readiness", Message: reason, Color: Unknown}
+}
+
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;").Replace(s)
+}
+
+// brightness is the YIQ brightness of a #rgb or #rrggbb colour, 0–1.
+func brightness(hex string) float64 {
+	h := strings.TrimPrefix(hex, "#")
+	if len(h) == 3 {
+		h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
+	}
+	var r, g, b int
+	if _, err := fmt.Sscanf(h, "%02x%02x%02x", &r, &g, &b); err != nil {
+		return 0
+	}
+	return (float64(r)*299 + float64(g)*587 + float64(b)*114) / 1000 / 255
+}
+
+// SVG renders the badge.
+func (b Badge) SVG() []byte {
+	labelColor := b.LabelColor
+	if labelColor == "" {
+		labelColor = "#555"
+	}
+	lw, mw := textWidth(b.Label), textWidth(b.Message)
+	left, right := lw+10, mw+10
+	total := left + right
+	title := escape(b.Label + ": " + b.Message)
+	text := func(s string, x, w int, bg string) string {
+		fill, shadow := "#fff", "#010101"
+		if brightness(bg) > 0.69 {
+			fill, shadow = "#333", "#ccc"
+		}
+		e := escape(s)
+		return fmt.Sprintf(`<text aria-hidden="true" x="%d" y="150" fill="%s" fill-opacity=".3" transform="scale(.1)" textLength="%d">%s</text><text x="%d" y="140" transform="scale(.1)" fill="%s" textLength="%d">%s</text>`,
+			x, shadow, w*10, e, x, fill, w*10, e)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="20" role="img" aria-label="%s"><title>%s</title>`, total, title, title)
+	if b.Square {
+		fmt.Fprintf(&sb, `<g shape-rendering="crispEdges"><rect width="%d" height="20" fill="%s"/><rect x="%d" width="%d" height="20" fill="%s"/></g>`, left, labelColor, left, right, b.Color)
+	} else {
+		fmt.Fprintf(&sb, `<linearGradient id="s" x2="0" y2="100%%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient>`)
+		fmt.Fprintf(&sb, `<clipPath id="r"><rect width="%d" height="20" rx="3" fill="#fff"/></clipPath>`, total)
+		fmt.Fprintf(&sb, `<g clip-path="url(#r)"><rect width="%d" height="20" fill="%s"/><rect x="%d" width="%d" height="20" fill="%s"/><rect width="%d" height="20" fill="url(#s)"/></g>`,
+			left, labelColor, left, right, b.Color, total)
+	}
+	sb.WriteString(`<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" text-rendering="geometricPrecision" font-size="110">`)
+	sb.WriteString(text(b.Label, 10*(1+lw/2+5)-0, lw, labelColor))
+	sb.WriteString(text(b.Message, 10*(left-1+mw/2+5), mw, b.Color))
+	sb.WriteString(`</g></svg>`)
+	return []byte(sb.String())
+}

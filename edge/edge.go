@@ -1,0 +1,209 @@
+package edge
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/token"
+	"github.com/agentready/agentready/edge/x402"
+)
+
+// Decision is one rate-limit answer (GCRA, as redis_rate gives it).
+type Decision struct {
+	Allowed    bool
+	Limit      int
+	Remaining  int
+	RetryAfter time.Duration
+	ResetAfter time.Duration
+}
+
+// Platform is what the runtime provides. Adapters implement it per build:
+// natively (tests, self-hosting), through wazero host functions, and on
+// Cloudflare Workers.
+type Platform interface {
+	Now() time.Time
+	// Allow takes n events from key's allowance of limit per period.
+	Allow(ctx context.Context, key string, limit int, period time.Duration, n int) (Decision, error)
+	// Fetch makes a buffered request to the origin (r.URL is a path with query).
+	Fetch(ctx context.Context, r *http.Request) (*http.Response, error)
+	// Forward streams r to the origin with extra request headers, adding respHeaders to its answer.
+	Forward(w http.ResponseWriter, r *http.Request, reqHeaders, respHeaders http.Header)
+	// CacheGet and CachePut keep small responses at the edge.
+	CacheGet(key string) ([]byte, bool)
+	CachePut(key string, val []byte, ttl time.Duration)
+	// ClientIP is the address of the caller as the platform saw it.
+	ClientIP(r *http.Request) string
+}
+
+// APIKey is a configured key: a name and the SHA-256 of the key.
+type APIKey struct {
+	Name string
+	Hash [32]byte
+}
+
+// Config is the edge's configuration, from environment variables and secrets.
+type Config struct {
+	BaseURL           string              // public base URL; default: from each request's Host
+	TokenKeys         token.Keys          // AGENTREADY_TOKEN_KEYS
+	TokenTTL          time.Duration       // 1 h
+	APIKeys           []APIKey            // AGENTREADY_API_KEYS = name:sha256hex,…
+	IdentitySecret    []byte              // AGENTREADY_EDGE_SECRET, shared with the origin
+	Allowances        identity.Allowances // AGENTREADY_FREE_DAILY, _TOKEN_DAILY, _KEY_DAILY
+	TokenMintsPerHour int                 // per client address (AGENTREADY_TOKEN_MINTS_HOURLY, 10)
+	BadgeDaily        int                 // badge requests that reach the origin, per address a day (500)
+	Payment           x402.Config         // AGENTREADY_PAYTO
+}
+
+// ParseAPIKeys reads "name:sha256hex,name:sha256hex".
+func ParseAPIKeys(s string) ([]APIKey, error) {
+	var out []APIKey
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, h, ok := strings.Cut(part, ":")
+		raw, err := hex.DecodeString(h)
+		if !ok || name == "" || err != nil || len(raw) != 32 {
+			return nil, fmt.Errorf("API key entry %q must be name:sha256hex (use `agentready keygen NAME`)", name)
+		}
+		var k APIKey
+		k.Name = name
+		copy(k.Hash[:], raw)
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// FromEnv builds a Config from a lookup function (os.Getenv, Worker env, host secrets).
+func FromEnv(get func(string) string) (Config, error) {
+	c := Config{BaseURL: strings.TrimSuffix(get("AGENTREADY_BASE_URL"), "/"), Payment: x402.Config{PayTo: get("AGENTREADY_PAYTO"), FeePayer: get("AGENTREADY_FEE_PAYER")}}
+	var err error
+	if k := get("AGENTREADY_TOKEN_KEYS"); k != "" {
+		if c.TokenKeys, err = token.ParseKeys(k); err != nil {
+			return c, err
+		}
+	}
+	if c.APIKeys, err = ParseAPIKeys(get("AGENTREADY_API_KEYS")); err != nil {
+		return c, err
+	}
+	c.IdentitySecret = []byte(get("AGENTREADY_EDGE_SECRET"))
+	num := func(name string, def int) int {
+		if v, err := strconv.Atoi(get(name)); err == nil && v > 0 {
+			return v
+		}
+		return def
+	}
+	d := identity.DefaultAllowances
+	c.Allowances = identity.Allowances{Anonymous: num("AGENTREADY_FREE_DAILY", d.Anonymous), Token: num("AGENTREADY_TOKEN_DAILY", d.Token), APIKey: num("AGENTREADY_KEY_DAILY", d.APIKey)}
+	c.TokenMintsPerHour = num("AGENTREADY_TOKEN_MINTS_HOURLY", 10)
+	c.BadgeDaily = num("AGENTREADY_BADGE_DAILY", 500)
+	return c, nil
+}
+
+// Handler is the edge.
+type Handler struct {
+	cfg Config
+	p   Platform
+}
+
+// New builds the edge handler.
+func New(cfg Config, p Platform) *Handler {
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = time.Hour
+	}
+	if cfg.Allowances == (identity.Allowances{}) {
+		cfg.Allowances = identity.DefaultAllowances
+	}
+	if cfg.TokenMintsPerHour <= 0 {
+		cfg.TokenMintsPerHour = 10
+	}
+	if cfg.BadgeDaily <= 0 {
+		cfg.BadgeDaily = 500
+	}
+	return &Handler{cfg: cfg, p: p}
+}
+
+func (h *Handler) base(r *http.Request) string {
+	if h.cfg.BaseURL != "" {
+		return h.cfg.BaseURL
+	}
+	scheme := r.URL.Scheme // set on Workers, where the URL is absolute
+	if scheme == "" {
+		scheme = "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+	}
+	return scheme + "://" + r.Host
+}
+
+// ServeHTTP routes a request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if doc, ok := siteDocs[path]; ok {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET, HEAD")
+			return
+		}
+		h.serveDoc(w, r, doc)
+		return
+	}
+	switch path {
+	case "/api/badge":
+		h.badge(w, r)
+	case "/api/agent/token":
+		h.issueToken(w, r)
+	case "/openapi.json", "/.well-known/mcp.json", "/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json":
+		h.cachedFromOrigin(w, r)
+	case "/api/scan":
+		h.forward(w, r, 1)
+	default:
+		cost := 0 // API answers show the caller's allowance without spending it
+		if !strings.HasPrefix(path, "/api/") {
+			cost = -1
+		}
+		h.forward(w, r, cost)
+	}
+}
+
+// caller resolves the credentials: an API key, else a bearer token, else the address.
+func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Caller, bool) {
+	if key := r.Header.Get("X-API-Key"); key != "" {
+		sum := sha256.Sum256([]byte(key))
+		for _, k := range h.cfg.APIKeys {
+			if subtle.ConstantTimeCompare(sum[:], k.Hash[:]) == 1 {
+				return identity.Caller{Tier: identity.APIKey, Subject: k.Name}, true
+			}
+		}
+		writeError(w, 401, "invalid_api_key", "Invalid API key", "The X-API-Key is not valid (revoked or mistyped); send a valid key, or no key for the free allowance.")
+		return identity.Caller{}, false
+	}
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		scheme, tok, _ := strings.Cut(auth, " ")
+		if !strings.EqualFold(scheme, "Bearer") || tok == "" {
+			h.unauthorized(w, r, "invalid_request", "Send the token as Authorization: Bearer <token>.")
+			return identity.Caller{}, false
+		}
+		c, err := h.cfg.TokenKeys.Verify(strings.TrimSpace(tok), h.base(r), h.p.Now())
+		if err != nil {
+			h.unauthorized(w, r, "invalid_token", "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
+			return identity.Caller{}, false
+		}
+		return identity.Caller{Tier: identity.Token, Subject: c.Subject}, true
+	}
+	return identity.Caller{Tier: identity.Anonymous, Subject: h.p.ClientIP(r)}, true
+}
+
+func (h *Handler) unauthorized(w http.ResponseWriter, r *http.Request, code, msg string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", error="%s", scope="%s"`, h.base(r), code, token.Scope))
+	writeError(w, 401, code, "Unauthorized", msg)
+}

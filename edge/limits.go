@@ -1,0 +1,99 @@
+package edge
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentready/agentready/edge/identity"
+)
+
+const day = 24 * time.Hour
+
+// ExposedHeaders lets browser callers read the rate-limit and payment headers.
+const ExposedHeaders = "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, PAYMENT-REQUIRED"
+
+// rateHeaders are both header families: X-RateLimit-* (Reset = epoch seconds)
+// and draft-ietf-httpapi-ratelimit-headers-06 RateLimit-* (Reset = seconds).
+func rateHeaders(d Decision, now time.Time) http.Header {
+	reset := int(math.Ceil(d.ResetAfter.Seconds()))
+	if !d.Allowed && d.RetryAfter > 0 {
+		reset = int(math.Ceil(d.RetryAfter.Seconds()))
+	}
+	if reset < 0 {
+		reset = 0
+	}
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(time.Duration(reset)*time.Second).Unix(), 10))
+	h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+	h.Set("RateLimit-Reset", strconv.Itoa(reset))
+	h.Set("RateLimit-Policy", fmt.Sprintf("%d;w=%d", d.Limit, int(day.Seconds())))
+	h.Set("Access-Control-Expose-Headers", ExposedHeaders)
+	return h
+}
+
+// forward sends a request to the origin with the caller's signed identity.
+// cost > 0 charges the caller's daily allowance first; cost 0 only reports it
+// in the rate-limit headers (GCRA with no cost spends nothing); cost < 0 skips it.
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, cost int) {
+	c, ok := h.caller(w, r)
+	if !ok {
+		return
+	}
+	if cost > 0 && r.Method != http.MethodGet && r.Method != http.MethodPost {
+		cost = 0 // HEAD, OPTIONS and wrong methods do not scan
+	}
+	var respHeaders http.Header
+	if cost >= 0 {
+		limit := h.cfg.Allowances.For(c.Tier)
+		d, err := h.p.Allow(r.Context(), "scan:"+c.Key(), limit, day, cost)
+		if err != nil {
+			writeError(w, 503, "rate_limiter_unavailable", "Allowance store unavailable", "The allowance store does not answer; retry in a few seconds.")
+			return
+		}
+		d.Limit = limit
+		respHeaders = rateHeaders(d, h.p.Now())
+		if !d.Allowed && cost > 0 {
+			h.paymentRequired(w, r, respHeaders, c)
+			return
+		}
+	}
+	// Only the edge may state who is calling.
+	for _, k := range []string{identity.HeaderCaller, identity.HeaderCallerTS, identity.HeaderCallerSig, identity.HeaderClientIP} {
+		r.Header.Del(k)
+	}
+	reqHeaders := http.Header{}
+	for k, v := range identity.Sign(h.cfg.IdentitySecret, c, h.p.ClientIP(r), r.Method, r.URL.Path, h.p.Now()) {
+		reqHeaders.Set(k, v)
+	}
+	h.p.Forward(w, r, reqHeaders, respHeaders)
+}
+
+// paymentRequired answers 402 with x402 requirements pointing at the paid
+// gateway: the v2 PAYMENT-REQUIRED header and a v1 body that also carries the
+// error envelope's fields.
+func (h *Handler) paymentRequired(w http.ResponseWriter, r *http.Request, rate http.Header, c identity.Caller) {
+	for k, v := range rate {
+		w.Header()[k] = v
+	}
+	base := h.base(r)
+	msg := fmt.Sprintf("The daily allowance of %d scans for %s callers is used up. Pay 0.10 USDC per scan over x402 at %s/api/v1/scan-gateway, use a token (POST /api/agent/token) or an API key for a higher allowance, or retry after the reset.",
+		h.cfg.Allowances.For(c.Tier), c.Tier, base)
+	req := h.cfg.Payment.Required(base, "daily allowance used up")
+	w.Header().Set("PAYMENT-REQUIRED", req.Header())
+	w.Header().Set("Retry-After", w.Header().Get("RateLimit-Reset"))
+	w.Header().Set("Cache-Control", "no-store")
+	v1 := h.cfg.Payment.V1(base, msg)
+	body := map[string]any{"x402Version": v1.X402Version, "error": v1.Error, "accepts": v1.Accepts,
+		"code": "payment_required", "message": msg, "docs": DocsURL}
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusPaymentRequired)
+	w.Write(b)
+}

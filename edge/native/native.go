@@ -1,0 +1,125 @@
+// Package native runs the edge handler as ordinary Go: a reverse proxy to the
+// origin, limits from internal/ratelimit (redis_rate on Redis, or the
+// in-process GCRA), and an in-memory cache. Tests use it, and so can a
+// self-hosted deployment that does not want WebAssembly.
+package native
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentready/agentready/edge"
+	"github.com/agentready/agentready/internal/ratelimit"
+)
+
+// Platform implements edge.Platform natively.
+type Platform struct {
+	origin  *url.URL
+	client  *http.Client
+	limiter ratelimit.Limiter
+	proxy   *httputil.ReverseProxy
+	clock   func() time.Time
+	mu      sync.Mutex
+	cache   map[string]entry
+}
+
+type entry struct {
+	val     []byte
+	expires time.Time
+}
+
+// New builds a platform forwarding to origin (e.g. http://127.0.0.1:9090).
+func New(origin string, limiter ratelimit.Limiter) (*Platform, error) {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return nil, err
+	}
+	if limiter == nil {
+		limiter = ratelimit.NewLocal()
+	}
+	p := &Platform{origin: u, client: &http.Client{Timeout: 60 * time.Second}, limiter: limiter, clock: time.Now, cache: map[string]entry{}}
+	p.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.Out.Host = pr.In.Host // the origin builds public URLs from the Host it is asked for
+			pr.SetXForwarded()
+		},
+		FlushInterval: -1, // stream Server-Sent Events as they come
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			w.Write([]byte(`{"error":"Origin unavailable","code":"origin_unavailable","message":"The service behind the edge does not answer; retry shortly.","docs":"` + edge.DocsURL + `"}`))
+		},
+	}
+	return p, nil
+}
+
+func (p *Platform) Now() time.Time { return p.clock() }
+
+func (p *Platform) Allow(ctx context.Context, key string, limit int, period time.Duration, n int) (edge.Decision, error) {
+	r, err := p.limiter.AllowN(ctx, key, ratelimit.Limit{Rate: limit, Burst: limit, Period: period}, n)
+	if err != nil {
+		return edge.Decision{}, err
+	}
+	return edge.Decision{Allowed: r.Allowed > 0, Limit: limit, Remaining: r.Remaining, RetryAfter: r.RetryAfter, ResetAfter: r.ResetAfter}, nil
+}
+
+func (p *Platform) Fetch(ctx context.Context, r *http.Request) (*http.Response, error) {
+	u := *p.origin
+	u.Path, u.RawQuery = r.URL.Path, r.URL.RawQuery
+	out := r.Clone(ctx)
+	out.URL, out.RequestURI = &u, ""
+	if out.Host == "" {
+		out.Host = p.origin.Host
+	}
+	return p.client.Do(out)
+}
+
+func (p *Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, respHeaders http.Header) {
+	for k, v := range reqHeaders {
+		r.Header[k] = v
+	}
+	for k, v := range respHeaders {
+		w.Header()[k] = v
+	}
+	p.proxy.ServeHTTP(w, r)
+}
+
+func (p *Platform) CacheGet(key string) ([]byte, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.cache[key]
+	if !ok || p.clock().After(e.expires) {
+		return nil, false
+	}
+	return e.val, true
+}
+
+func (p *Platform) CachePut(key string, val []byte, ttl time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.cache) > 10000 {
+		for k := range p.cache {
+			delete(p.cache, k)
+			break
+		}
+	}
+	p.cache[key] = entry{val: val, expires: p.clock().Add(ttl)}
+}
+
+// ClientIP is the socket's peer: a directly exposed edge trusts no forwarding header.
+func (p *Platform) ClientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return strings.Trim(host, "[]")
+}
+
+var _ edge.Platform = (*Platform)(nil)

@@ -1,0 +1,173 @@
+package edge
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/agentready/agentready/edge/token"
+	"github.com/agentready/agentready/edge/x402"
+)
+
+//go:embed site
+var siteFS embed.FS
+
+// doc is one document the edge serves itself.
+type doc struct {
+	file        string // under site/, with {{BASE}} placeholders; empty for generated documents
+	contentType string
+	gen         func(base string, cfg Config) []byte
+	markdown    string // a text/markdown rendering offered by content negotiation
+	maxAge      int
+}
+
+var siteDocs = map[string]doc{
+	"/":                            {file: "index.html", contentType: "text/html; charset=utf-8", markdown: "index.md", maxAge: 300},
+	"/docs":                        {file: "docs.html", contentType: "text/html; charset=utf-8", maxAge: 300},
+	"/llms.txt":                    {file: "llms.txt", contentType: "text/plain; charset=utf-8", maxAge: 3600},
+	"/robots.txt":                  {file: "robots.txt", contentType: "text/plain; charset=utf-8", maxAge: 3600},
+	"/skill.md":                    {file: "skill.md", contentType: "text/markdown; charset=utf-8", maxAge: 3600},
+	"/feed.xml":                    {file: "feed.xml", contentType: "application/rss+xml; charset=utf-8", maxAge: 3600},
+	"/sitemap.xml":                 {file: "sitemap.xml", contentType: "application/xml; charset=utf-8", maxAge: 3600},
+	"/.well-known/agent-card.json": {file: "agent-card.json", contentType: "application/json", maxAge: 3600},
+	"/.well-known/ai.json":         {file: "ai.json", contentType: "application/json", maxAge: 3600},
+	"/.well-known/api-catalog":     {gen: apiCatalog, contentType: `application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"`, maxAge: 3600},
+	"/.well-known/oauth-authorization-server": {gen: authServer, contentType: "application/json", maxAge: 3600},
+	"/.well-known/oauth-protected-resource":   {gen: protectedResource, contentType: "application/json", maxAge: 3600},
+	"/.well-known/agent-skills/index.json":    {gen: skillsIndex, contentType: "application/json", maxAge: 3600},
+	"/.well-known/x402":                       {gen: x402Doc, contentType: "application/json", maxAge: 3600},
+}
+
+var rendered sync.Map // base + path → []byte
+
+func render(base string, cfg Config, path string, d doc, file string) []byte {
+	key := base + "\x00" + path + "\x00" + file
+	if v, ok := rendered.Load(key); ok {
+		return v.([]byte)
+	}
+	var b []byte
+	if d.gen != nil && file == d.file {
+		b = d.gen(base, cfg)
+	} else {
+		raw, _ := siteFS.ReadFile("site/" + file)
+		b = []byte(strings.ReplaceAll(string(raw), "{{BASE}}", base))
+	}
+	rendered.Store(key, b)
+	return b
+}
+
+func etag(b []byte) string {
+	s := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(s[:8]) + `"`
+}
+
+func acceptsMarkdown(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part)); mt == "text/markdown" {
+			return true
+		}
+	}
+	return false
+}
+
+// serveDoc answers one site document: byte-stable, cacheable (ETag, 304),
+// CORS-open, and for the homepage negotiated between HTML and markdown.
+func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, d doc) {
+	base := h.base(r)
+	file, ctype := d.file, d.contentType
+	hdr := w.Header()
+	if d.markdown != "" {
+		hdr.Set("Vary", "Accept")
+		if acceptsMarkdown(r) {
+			file, ctype = d.markdown, "text/markdown; charset=utf-8"
+		}
+	}
+	body := render(base, h.cfg, r.URL.Path, d, file)
+	tag := etag(body)
+	hdr.Set("Content-Type", ctype)
+	hdr.Set("ETag", tag)
+	hdr.Set("Cache-Control", "public, max-age="+itoa(d.maxAge))
+	hdr.Set("Access-Control-Allow-Origin", "*")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	switch r.URL.Path {
+	case "/":
+		hdr.Set("Link", `<`+base+`/.well-known/api-catalog>; rel="api-catalog", <`+base+`/openapi.json>; rel="service-desc"; type="application/vnd.oai.openapi+json", <`+base+`/docs>; rel="service-doc", <`+base+`/llms.txt>; rel="describedby"; type="text/markdown", <`+base+`/.well-known/mcp/server-card>; rel="mcp"`)
+	case "/.well-known/api-catalog":
+		hdr.Set("Link", `<`+base+`/.well-known/api-catalog>; rel="api-catalog"`)
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if r.Method == http.MethodHead {
+		hdr.Set("Content-Length", itoa(len(body)))
+		return
+	}
+	w.Write(body)
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func marshal(v any) []byte {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n')
+}
+
+func apiCatalog(base string, _ Config) []byte {
+	return marshal(map[string]any{"linkset": []map[string]any{{
+		"anchor":       base + "/api",
+		"service-desc": []map[string]string{{"href": base + "/openapi.json", "type": "application/vnd.oai.openapi+json;version=3.1"}},
+		"service-doc":  []map[string]string{{"href": base + "/docs", "type": "text/html"}},
+		"service-meta": []map[string]string{{"href": base + "/.well-known/oauth-protected-resource", "type": "application/json"}},
+		"status":       []map[string]string{{"href": base + "/healthz", "type": "application/json"}},
+	}}})
+}
+
+// authServer is RFC 8414 metadata for the anonymous client-credentials token
+// endpoint. response_types_supported is left out on purpose: no grant uses
+// an authorization endpoint (RFC 8414 erratum 7793), and ["token"] would
+// advertise the implicit flow.
+func authServer(base string, _ Config) []byte {
+	return marshal(map[string]any{
+		"issuer":                                base,
+		"token_endpoint":                        base + "/api/agent/token",
+		"grant_types_supported":                 []string{"client_credentials"},
+		"scopes_supported":                      []string{token.Scope},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"service_documentation":                 base + "/docs",
+	})
+}
+
+func protectedResource(base string, _ Config) []byte {
+	return marshal(map[string]any{
+		"resource":                 base,
+		"authorization_servers":    []string{base},
+		"scopes_supported":         []string{token.Scope},
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            "agentready",
+		"resource_documentation":   base + "/docs",
+	})
+}
+
+func skillsIndex(base string, cfg Config) []byte {
+	skill := render(base, cfg, "/skill.md", doc{file: "skill.md"}, "skill.md")
+	sum := sha256.Sum256(skill)
+	return marshal(map[string]any{
+		"$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
+		"skills": []map[string]string{{"name": "agentready-scan", "type": "skill-md",
+			"description": "Scan a website for AI-agent readiness and explain what to fix.", "url": base + "/skill.md",
+			"digest": "sha256:" + hex.EncodeToString(sum[:])}},
+	})
+}
+
+func x402Doc(base string, cfg Config) []byte {
+	return marshal(cfg.Payment.V1(base, "deep scans are paid per request over x402 at "+base+x402.GatewayPath))
+}

@@ -1,0 +1,62 @@
+package token
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSignVerifyRotate(t *testing.T) {
+	old, _ := ParseKeys("k1:" + strings.Repeat("a", 32))
+	now := time.Unix(1_800_000_000, 0)
+	c := Claims{Subject: RandomSubject(), Scope: Scope, Audience: "https://ar.example", IssuedAt: now.Unix(), Expires: now.Add(time.Hour).Unix()}
+	tok, err := old.Sign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, _ := ParseKeys("k2:" + strings.Repeat("b", 32) + ",k1:" + strings.Repeat("a", 32))
+	if got, err := rotated.Verify(tok, "https://ar.example", now); err != nil || got.Subject != c.Subject {
+		t.Fatalf("after rotation the old key still verifies: %v", err)
+	}
+	newTok, _ := rotated.Sign(c)
+	if !strings.HasPrefix(newTok, "v1.k2.") {
+		t.Error("the first key signs")
+	}
+	other, _ := ParseKeys("k1:" + strings.Repeat("x", 32))
+	parts := strings.Split(tok, ".")
+	tampered := parts[0] + "." + parts[1] + "." + parts[2] + "x." + parts[3]
+	for name, tc := range map[string]struct {
+		ks  Keys
+		tok string
+		aud string
+		at  time.Time
+		err error
+	}{
+		"expired":        {old, tok, "https://ar.example", now.Add(2 * time.Hour), ErrExpired},
+		"other audience": {old, tok, "https://evil.example", now, ErrAudience},
+		"other key":      {other, tok, "https://ar.example", now, ErrBadMAC},
+		"unknown kid":    {Keys{{ID: "k9", Secret: []byte(strings.Repeat("a", 32))}}, tok, "https://ar.example", now, ErrUnknownKey},
+		"tampered":       {old, tampered, "https://ar.example", now, ErrBadMAC},
+		"garbage":        {old, "not-a-token", "https://ar.example", now, ErrMalformed},
+	} {
+		if _, err := tc.ks.Verify(tc.tok, tc.aud, tc.at); !errors.Is(err, tc.err) {
+			t.Errorf("%s: %v, want %v", name, err, tc.err)
+		}
+	}
+	if _, err := ParseKeys("k:short"); err == nil {
+		t.Error("short secrets are refused")
+	}
+}
+
+func FuzzVerify(f *testing.F) {
+	ks, _ := ParseKeys("k1:" + strings.Repeat("a", 32))
+	good, _ := ks.Sign(Claims{Subject: "s", Scope: Scope, Audience: "a", Expires: 1 << 40})
+	f.Add(good)
+	f.Add("v1.k1.e30.x")
+	f.Fuzz(func(t *testing.T, tok string) {
+		if c, err := ks.Verify(tok, "a", time.Unix(0, 0)); err == nil && tok != good && c.Subject != "s" {
+			t.Fatalf("forged token accepted: %q", tok)
+		}
+	})
+}

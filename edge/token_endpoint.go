@@ -1,0 +1,98 @@
+package edge
+
+import (
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentready/agentready/edge/token"
+)
+
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description"`
+}
+
+// issueToken is the anonymous OAuth 2.0 client-credentials token endpoint
+// (RFC 6749 §4.4, without client authentication: see the authorization
+// server metadata, token_endpoint_auth_methods_supported = none).
+func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, "POST")
+		return
+	}
+	fail := func(status int, code, desc string) { writeJSON(w, status, oauthError{code, desc}) }
+	if len(h.cfg.TokenKeys) == 0 {
+		fail(503, "temporarily_unavailable", "token issuance is not configured on this deployment (AGENTREADY_TOKEN_KEYS)")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<10))
+	if err != nil {
+		fail(400, "invalid_request", "the request body could not be read")
+		return
+	}
+	var grant, scope string
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json":
+		var req struct {
+			GrantType string `json:"grant_type"`
+			Scope     string `json:"scope"`
+		}
+		if json.Unmarshal(body, &req) != nil {
+			fail(400, "invalid_request", "the body is not valid JSON; send {\"grant_type\":\"client_credentials\",\"scope\":\"scan:read\"}")
+			return
+		}
+		grant, scope = req.GrantType, req.Scope
+	case "application/x-www-form-urlencoded":
+		v, err := url.ParseQuery(string(body))
+		if err != nil {
+			fail(400, "invalid_request", "the form body does not parse")
+			return
+		}
+		if len(v["grant_type"]) > 1 || len(v["scope"]) > 1 {
+			fail(400, "invalid_request", "grant_type and scope may appear once")
+			return
+		}
+		grant, scope = v.Get("grant_type"), v.Get("scope")
+	default:
+		fail(400, "invalid_request", "send application/json or application/x-www-form-urlencoded")
+		return
+	}
+	switch {
+	case grant == "":
+		fail(400, "invalid_request", "grant_type is required (client_credentials)")
+		return
+	case grant != "client_credentials":
+		fail(400, "unsupported_grant_type", "only the client_credentials grant is supported")
+		return
+	case scope != "" && strings.TrimSpace(scope) != token.Scope:
+		fail(400, "invalid_scope", "the only scope is scan:read")
+		return
+	}
+	// Minting is limited per address so tokens cannot multiply the free allowance.
+	ip := h.p.ClientIP(r)
+	d, err := h.p.Allow(r.Context(), "mint:"+ip, h.cfg.TokenMintsPerHour, time.Hour, 1)
+	if err != nil {
+		fail(503, "temporarily_unavailable", "the allowance store does not answer; retry shortly")
+		return
+	}
+	if !d.Allowed {
+		w.Header().Set("Retry-After", rateHeaders(d, h.p.Now()).Get("RateLimit-Reset"))
+		fail(429, "slow_down", "too many tokens requested from this address; reuse the token you have until it expires")
+		return
+	}
+	now := h.p.Now()
+	tok, err := h.cfg.TokenKeys.Sign(token.Claims{Subject: token.RandomSubject(), Scope: token.Scope, Audience: h.base(r), IssuedAt: now.Unix(), Expires: now.Add(h.cfg.TokenTTL).Unix()})
+	if err != nil {
+		fail(500, "server_error", err.Error())
+		return
+	}
+	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(h.cfg.TokenTTL.Seconds()), "scope": token.Scope})
+}

@@ -1,0 +1,123 @@
+// Package stack assembles the whole service in one process: the origin on a
+// private loopback port, and the edge in front of it on the public address.
+// `agentready serve` and the end-to-end tests both use it.
+package stack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/agentready/agentready/edge"
+	"github.com/agentready/agentready/edge/native"
+	"github.com/agentready/agentready/edge/token"
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/ratelimit"
+	"github.com/agentready/agentready/origin"
+	"github.com/agentready/agentready/origin/store"
+)
+
+// Options configure a stack.
+type Options struct {
+	Addr         string // public address of the edge, e.g. 127.0.0.1:8080 (":0" picks a port)
+	AllowPrivate bool
+	Store        store.Backend
+	Env          func(string) string // AGENTREADY_* settings (os.Getenv)
+	Origin       origin.Config       // Limiter, Audit, CacheTTL… (AllowPrivate and EdgeSecret are set here)
+	ScanDeadline time.Duration
+}
+
+// Stack is a running service.
+type Stack struct {
+	URL       string // the public (edge) base URL
+	OriginURL string
+	Origin    *origin.Server
+	Edge      *edge.Handler
+	edgeSrv   *http.Server
+	ephemeral bool
+}
+
+func random(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// EphemeralKeys reports that token keys were generated for this process only.
+func (s *Stack) EphemeralKeys() bool { return s.ephemeral }
+
+// Start runs the origin and the edge.
+func Start(o Options) (*Stack, error) {
+	if o.Env == nil {
+		o.Env = func(string) string { return "" }
+	}
+	cfg, err := edge.FromEnv(o.Env)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stack{}
+	if len(cfg.TokenKeys) == 0 {
+		cfg.TokenKeys = token.Keys{{ID: "e" + random(3), Secret: []byte(random(32))}}
+		st.ephemeral = true
+	}
+	if len(cfg.IdentitySecret) == 0 {
+		cfg.IdentitySecret = []byte(random(32))
+	}
+	if o.Origin.Limiter == nil {
+		if r, ok := o.Store.(*store.Redis); ok {
+			o.Origin.Limiter = ratelimit.NewRedis(r.Client())
+		} else {
+			o.Origin.Limiter = ratelimit.NewLocal()
+		}
+	}
+	o.Origin.AllowPrivate = o.AllowPrivate
+	o.Origin.EdgeSecret = cfg.IdentitySecret
+	o.Origin.Allowances = cfg.Allowances
+	o.Origin.Payment = cfg.Payment
+	if o.Origin.BaseURL == "" {
+		o.Origin.BaseURL = cfg.BaseURL
+	}
+	policy := fetch.AddressPolicy{AllowPrivate: o.AllowPrivate, AllowAnyPort: o.AllowPrivate}
+	sc := engine.New(engine.Options{Deadline: o.ScanDeadline, Fetch: fetch.Config{Policy: policy}})
+	st.Origin = origin.New(o.Origin, o.Store, sc)
+	oln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go st.Origin.Serve(oln)
+	st.OriginURL = "http://" + oln.Addr().String()
+	plat, err := native.New(st.OriginURL, o.Origin.Limiter)
+	if err != nil {
+		return nil, err
+	}
+	st.Edge = edge.New(cfg, plat)
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		st.Origin.Shutdown(context.Background())
+		return nil, fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", o.Addr, err)
+	}
+	st.URL = "http://" + ln.Addr().String()
+	st.edgeSrv = &http.Server{Handler: st.Edge, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+	go func() {
+		if err := st.edgeSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("edge stopped", "err", err)
+		}
+	}()
+	return st, nil
+}
+
+// Shutdown drains the edge, then the origin, within ctx.
+func (s *Stack) Shutdown(ctx context.Context) error {
+	err := s.edgeSrv.Shutdown(ctx)
+	if oerr := s.Origin.Shutdown(ctx); err == nil {
+		err = oerr
+	}
+	return err
+}
