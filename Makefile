@@ -18,7 +18,7 @@ FUZZ_TARGETS := \
 	./engine/repo:FuzzScriptFile \
 	./engine/repo:FuzzIgnore
 
-.PHONY: all build run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo docs fmt clean
+.PHONY: all build wasm run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -28,9 +28,14 @@ all: build
 build:
 	$(GO) build -o $(BIN)/agentready ./cmd/agentready
 
+# The edge compiled to WebAssembly (GOOS=wasip1 reactor), hosted by wazero in `serve`.
+wasm: $(BIN)/edge.wasm
+$(BIN)/edge.wasm: $(shell find edge cmd/edgewasm -name '*.go' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BIN)/edge.wasm ./cmd/edgewasm
+
 # Start the whole service on the embedded default (no Redis, no Chromium needed).
-run: build
-	$(BIN)/agentready serve --addr $(ADDR) --data $(DATA)
+run: build wasm
+	$(BIN)/agentready serve --addr $(ADDR) --data $(DATA) --edge-wasm $(BIN)/edge.wasm
 
 # Scan the bundled fixture site that does nearly everything right.
 demo: build
@@ -39,7 +44,7 @@ demo: build
 	  until [ -s $(BIN)/.demo-url ]; do sleep 0.1; done; \
 	  $(BIN)/agentready scan $$(cat $(BIN)/.demo-url); kill $$pid
 
-test: vet unit fuzz
+test: vet wasm unit fuzz
 
 vet:
 	$(GO) vet ./...

@@ -35,6 +35,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	allowPrivate := fs.Bool("allow-private", os.Getenv("AGENTREADY_ALLOW_PRIVATE") == "1", "let the service scan loopback and private addresses (local testing only; env AGENTREADY_ALLOW_PRIVATE=1)")
 	cacheTTL := fs.Duration("cache-ttl", 10*time.Minute, "how long a scan result is served from the cache")
 	drain := fs.Duration("drain", 20*time.Second, "on SIGTERM, how long in-flight requests may finish")
+	edgeWasm := fs.String("edge-wasm", envOr("AGENTREADY_EDGE_WASM", "bin/edge.wasm"), "the edge compiled to WebAssembly (make wasm); hosted with wazero in front of the origin. Empty: run the edge natively")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -50,8 +51,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
+	var module []byte
+	if *edgeWasm != "" {
+		if module, err = os.ReadFile(*edgeWasm); err != nil {
+			fmt.Fprintf(stderr, "agentready serve: the edge module %s is missing (run `make wasm`, or pass --edge-wasm '' to run the edge natively): %v\n", *edgeWasm, err)
+			return 1
+		}
+	}
 	audit := slog.New(slog.NewJSONHandler(stderr, nil)) // one JSON line per scan-costing action
-	svc, err := stack.Start(stack.Options{Addr: *addr, AllowPrivate: *allowPrivate, Store: st, Env: os.Getenv,
+	svc, err := stack.Start(stack.Options{Addr: *addr, AllowPrivate: *allowPrivate, Store: st, Env: os.Getenv, EdgeModule: module,
 		Origin: origin.Config{CacheTTL: *cacheTTL, Audit: audit}})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
@@ -61,7 +69,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if redisURL != "" {
 		where = "state in Redis (REDIS_URL)"
 	}
-	fmt.Fprintf(stdout, "agentready serving on %s (%s)\n", svc.URL, where)
+	edgeKind := "native edge"
+	if svc.Wasm {
+		edgeKind = "WebAssembly edge (" + *edgeWasm + ", wazero)"
+	}
+	fmt.Fprintf(stdout, "agentready serving on %s (%s, %s)\n", svc.URL, edgeKind, where)
 	fmt.Fprintf(stdout, "  curl '%s/api/scan?url=example.com&format=json'\n  curl -N '%s/api/scan?url=example.com'\n  MCP: %s/api/mcp\n", svc.URL, svc.URL, svc.URL)
 	if *allowPrivate {
 		fmt.Fprintln(stdout, "  --allow-private: loopback and private targets may be scanned (local testing only)")

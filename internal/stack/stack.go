@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentready/agentready/edge"
@@ -22,6 +23,7 @@ import (
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
+	"github.com/agentready/agentready/wasm"
 )
 
 // Options configure a stack.
@@ -32,15 +34,26 @@ type Options struct {
 	Env          func(string) string // AGENTREADY_* settings (os.Getenv)
 	Origin       origin.Config       // Limiter, Audit, CacheTTL… (AllowPrivate and EdgeSecret are set here)
 	ScanDeadline time.Duration
+	// EdgeModule, when set, is the edge compiled to WebAssembly (bin/edge.wasm),
+	// hosted by wazero in front of the origin; otherwise the edge runs natively.
+	EdgeModule []byte
+	CacheDir   string // wazero compilation cache
 }
+
+// EnvKeys are the settings the edge reads.
+var EnvKeys = []string{"AGENTREADY_BASE_URL", "AGENTREADY_TOKEN_KEYS", "AGENTREADY_API_KEYS", "AGENTREADY_EDGE_SECRET",
+	"AGENTREADY_FREE_DAILY", "AGENTREADY_TOKEN_DAILY", "AGENTREADY_KEY_DAILY", "AGENTREADY_TOKEN_MINTS_HOURLY",
+	"AGENTREADY_BADGE_DAILY", "AGENTREADY_PAYTO", "AGENTREADY_FEE_PAYER"}
 
 // Stack is a running service.
 type Stack struct {
 	URL       string // the public (edge) base URL
 	OriginURL string
 	Origin    *origin.Server
-	Edge      *edge.Handler
+	Edge      http.Handler // the native handler, or the wazero host of the module
+	Wasm      bool
 	edgeSrv   *http.Server
+	host      *wasm.Host
 	ephemeral bool
 }
 
@@ -93,11 +106,28 @@ func Start(o Options) (*Stack, error) {
 	}
 	go st.Origin.Serve(oln)
 	st.OriginURL = "http://" + oln.Addr().String()
-	plat, err := native.New(st.OriginURL, o.Origin.Limiter)
-	if err != nil {
-		return nil, err
+	if o.EdgeModule != nil {
+		env := map[string]string{}
+		for _, k := range EnvKeys {
+			if v := o.Env(k); v != "" {
+				env[k] = v
+			}
+		}
+		env["AGENTREADY_TOKEN_KEYS"] = keyString(cfg.TokenKeys)
+		env["AGENTREADY_EDGE_SECRET"] = string(cfg.IdentitySecret)
+		host, err := wasm.New(context.Background(), o.EdgeModule, wasm.Options{OriginURL: st.OriginURL, Limiter: o.Origin.Limiter, Env: env, CacheDir: o.CacheDir})
+		if err != nil {
+			st.Origin.Shutdown(context.Background())
+			return nil, err
+		}
+		st.Edge, st.Wasm, st.host = host, true, host
+	} else {
+		plat, err := native.New(st.OriginURL, o.Origin.Limiter)
+		if err != nil {
+			return nil, err
+		}
+		st.Edge = edge.New(cfg, plat)
 	}
-	st.Edge = edge.New(cfg, plat)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		st.Origin.Shutdown(context.Background())
@@ -119,5 +149,16 @@ func (s *Stack) Shutdown(ctx context.Context) error {
 	if oerr := s.Origin.Shutdown(ctx); err == nil {
 		err = oerr
 	}
+	if s.host != nil {
+		s.host.Close(context.Background())
+	}
 	return err
+}
+
+func keyString(ks token.Keys) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = k.ID + ":" + string(k.Secret)
+	}
+	return strings.Join(parts, ",")
 }

@@ -1,0 +1,100 @@
+//go:build wasip1
+
+// Command edgewasm is the edge compiled for GOOS=wasip1 as a reactor module
+// (-buildmode=c-shared) that package wasm hosts with wazero. The host writes a
+// raw HTTP/1.1 request into the buffer in_buf returns, calls handle, and reads
+// the raw HTTP/1.1 response at the returned pointer (high 32 bits) and length
+// (low 32 bits). One instance serves one request at a time.
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/edge.wasm ./cmd/edgewasm
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"unsafe"
+
+	"github.com/agentready/agentready/edge"
+	"github.com/agentready/agentready/edge/wasi"
+)
+
+var (
+	in      []byte
+	out     bytes.Buffer
+	handler http.Handler
+	initErr error
+)
+
+func init() {
+	cfg, err := edge.FromEnv(os.Getenv)
+	if err != nil {
+		initErr = err
+		return
+	}
+	handler = edge.New(cfg, wasi.Platform{})
+}
+
+//go:wasmexport in_buf
+func inBuf(size uint32) uint32 {
+	if uint32(cap(in)) < size {
+		in = make([]byte, size)
+	}
+	in = in[:size]
+	return uint32(uintptr(unsafe.Pointer(&in[0])))
+}
+
+// recorder buffers one response.
+type recorder struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.h }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = 200
+	}
+	return r.body.Write(b)
+}
+func (r *recorder) WriteHeader(s int) {
+	if r.status == 0 {
+		r.status = s
+	}
+}
+
+//go:wasmexport handle
+func handle(n uint32) uint64 {
+	out.Reset()
+	rec := &recorder{h: http.Header{}}
+	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(in[:n])))
+	switch {
+	case initErr != nil:
+		rec.status = 500
+		rec.h.Set("Content-Type", "text/plain; charset=utf-8")
+		rec.body.WriteString("edge configuration error: " + initErr.Error())
+	case err != nil:
+		rec.status = 400
+		rec.body.WriteString("malformed request")
+	default:
+		handler.ServeHTTP(rec, req)
+	}
+	if rec.status == 0 {
+		rec.status = 200
+	}
+	fmt.Fprintf(&out, "HTTP/1.1 %d %s\r\n", rec.status, http.StatusText(rec.status))
+	if rec.h.Get("Content-Length") == "" || rec.body.Len() > 0 {
+		rec.h.Set("Content-Length", strconv.Itoa(rec.body.Len()))
+	}
+	rec.h.Write(&out)
+	out.WriteString("\r\n")
+	out.Write(rec.body.Bytes())
+	b := out.Bytes()
+	return uint64(uintptr(unsafe.Pointer(&b[0])))<<32 | uint64(len(b))
+}
+
+func main() {}

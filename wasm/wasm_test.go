@@ -1,0 +1,130 @@
+package wasm_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/origin/store"
+)
+
+var (
+	buildOnce sync.Once
+	module    []byte
+	buildErr  error
+)
+
+// edgeModule returns bin/edge.wasm (built by `make wasm`), building it if it is missing.
+func edgeModule(t *testing.T) []byte {
+	buildOnce.Do(func() {
+		path := filepath.Join("..", "bin", "edge.wasm")
+		if _, err := os.Stat(path); err != nil {
+			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "../cmd/edgewasm")
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("building the edge module: %v\n%s", err, out)
+				return
+			}
+		}
+		module, buildErr = os.ReadFile(path)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return module
+}
+
+func start(t *testing.T, env map[string]string) string {
+	st, err := store.OpenEmbedded(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := stack.Start(stack.Options{Addr: "127.0.0.1:0", AllowPrivate: true, Store: st, Env: func(k string) string { return env[k] },
+		EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !svc.Wasm {
+		t.Fatal("the stack did not host the module")
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		svc.Shutdown(ctx)
+		st.Close()
+	})
+	return svc.URL
+}
+
+// The behavioural table, against the edge compiled to WebAssembly and hosted by wazero.
+func TestWazeroEdge(t *testing.T) { edgetest.Run(t, start) }
+
+// 64 concurrent clients through a pool of warm instances: every answer belongs
+// to its own request (no state leaks between requests sharing an instance).
+func TestConcurrentClientsNoCrossTalk(t *testing.T) {
+	base := start(t, edgetest.Env())
+	var sites []*fixture.Site
+	for _, name := range []string{"full", "peer", "partial", "empty"} {
+		s, err := fixture.Start(filepath.Join("..", "testdata", "sites", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		sites = append(sites, s)
+	}
+	want := map[string]string{}
+	for _, s := range sites {
+		resp, err := http.Get(base + "/api/badge?url=" + url.QueryEscape(s.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want[s.URL] = string(b)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64*20)
+	for c := 0; c < 64; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				s := sites[(c+i)%len(sites)]
+				path := "/api/badge?url=" + url.QueryEscape(s.URL)
+				if i%2 == 1 {
+					path = "/.well-known/oauth-protected-resource"
+				}
+				resp, err := http.Get(base + path)
+				if err != nil {
+					errs <- err.Error()
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if i%2 == 0 && string(b) != want[s.URL] {
+					errs <- "badge for " + s.URL + " came back different"
+				}
+				if i%2 == 1 && !strings.Contains(string(b), `"resource": "`+base+`"`) {
+					errs <- "protected-resource metadata came back different"
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
