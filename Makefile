@@ -18,7 +18,7 @@ FUZZ_TARGETS := \
 	./engine/repo:FuzzScriptFile \
 	./engine/repo:FuzzIgnore
 
-.PHONY: all build wasm run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo docs fmt clean
+.PHONY: all build wasm run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -72,6 +72,9 @@ bench-origin:
 
 bench-mcp:
 	$(GO) run ./bench/mcpbench
+
+bench-edge: wasm
+	$(GO) run ./bench/edgebench
 
 bench-repo:
 	$(GO) run ./bench/repobench -files 10000
