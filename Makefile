@@ -16,9 +16,12 @@ FUZZ_TARGETS := \
 	./engine/xmldoc:FuzzDetect \
 	./engine/wellknown:FuzzParsers \
 	./engine/repo:FuzzScriptFile \
-	./engine/repo:FuzzIgnore
+	./engine/repo:FuzzIgnore \
+	./edge/badge:FuzzSVG \
+	./edge/token:FuzzVerify \
+	./edge/workers:FuzzReadReply
 
-.PHONY: all build wasm run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge docs fmt clean
+.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -33,6 +36,15 @@ wasm: $(BIN)/edge.wasm
 $(BIN)/edge.wasm: $(shell find edge cmd/edgewasm -name '*.go' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BIN)/edge.wasm ./cmd/edgewasm
 
+# The edge for Cloudflare Workers (GOOS=js): build/worker, deployed by wrangler.toml
+# and run by workerd in the tests. workers-assets-gen empties the directory, so it goes first.
+worker: build/worker/app.wasm
+build/worker/app.wasm: $(shell find edge cmd/edgeworker -name '*.go' -o -name '*.mjs' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
+	rm -rf build/worker
+	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o build/worker
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o build/worker/app.wasm ./cmd/edgeworker
+	cp edge/workers/shim.mjs build/worker/index.mjs
+
 # Start the whole service on the embedded default (no Redis, no Chromium needed).
 run: build wasm
 	$(BIN)/agentready serve --addr $(ADDR) --data $(DATA) --edge-wasm $(BIN)/edge.wasm
@@ -44,7 +56,7 @@ demo: build
 	  until [ -s $(BIN)/.demo-url ]; do sleep 0.1; done; \
 	  $(BIN)/agentready scan $$(cat $(BIN)/.demo-url); kill $$pid
 
-test: vet wasm unit fuzz
+test: vet wasm worker unit fuzz
 
 vet:
 	$(GO) vet ./...

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"net"
 	"os"
@@ -78,4 +79,17 @@ func TestScriptAgreesWithRedisRate(t *testing.T) {
 	if a, _, retry, _, _ := gcraReply(v); a != 0 || retry <= 0 {
 		t.Errorf("fifth call over a limit of 3 must be denied: %v", v)
 	}
+}
+
+// Whatever Redis (or something posing as it) sends, decoding ends with a value or an error.
+func FuzzReadReply(f *testing.F) {
+	for _, s := range []string{"+OK\r\n", "-ERR x\r\n", ":12\r\n", "$3\r\nabc\r\n", "$-1\r\n", "*2\r\n:1\r\n$1\r\nx\r\n", "*4\r\n:1\r\n:7\r\n$2\r\n-1\r\n$3\r\n2.5\r\n", "*-1\r\n", "$99999999999\r\n", "*99999999\r\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := readReply(bufio.NewReader(bytes.NewReader(b)), 0)
+		if err == nil {
+			gcraReply(v)
+		}
+	})
 }
