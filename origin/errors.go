@@ -24,6 +24,7 @@ const (
 	CodeNotFound          = "not_found"
 	CodeMethodNotAllowed  = "method_not_allowed"
 	CodeNotImplemented    = "not_implemented"
+	CodeServedByEdge      = "served_by_edge"
 	CodeInternal          = "internal_error"
 	CodeShuttingDown      = "shutting_down"
 	CodeUnsupportedFormat = "unsupported_format"
@@ -45,6 +46,7 @@ var titles = map[string]string{
 	CodeNotFound:          "Not found",
 	CodeMethodNotAllowed:  "Method not allowed",
 	CodeNotImplemented:    "Not built yet",
+	CodeServedByEdge:      "Served by the edge",
 	CodeInternal:          "Internal error",
 	CodeShuttingDown:      "Server shutting down",
 	CodeUnsupportedFormat: "Unsupported format",

@@ -247,6 +247,10 @@ func (s *Server) route(path string) route {
 	case path == "/.well-known/mcp.json", path == "/.well-known/mcp/server-card", path == "/.well-known/mcp/server-card.json":
 		return get("/.well-known/mcp.json", s.serverCard)
 	}
+	switch path {
+	case "/api/badge", "/api/agent/token", "/.well-known/api-catalog", "/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource":
+		return route{path, map[string]func(*fasthttp.RequestCtx){"GET": edgeOnly, "HEAD": edgeOnly, "POST": edgeOnly}}
+	}
 	if name, methods, ok := planned(path); ok {
 		r := route{name, map[string]func(*fasthttp.RequestCtx){}}
 		for _, m := range methods {
@@ -261,10 +265,9 @@ func (s *Server) route(path string) route {
 // 501 with a clear envelope until they are (and /openapi.json marks them).
 func planned(path string) (string, []string, bool) {
 	switch path {
-	case "/api/v1/scan-gateway", "/api/agent/token", "/api/monitors":
+	case "/api/v1/scan-gateway", "/api/monitors":
 		return path, []string{"POST"}, true
-	case "/api/badge", "/api/screenshot", "/.well-known/api-catalog", "/.well-known/oauth-authorization-server",
-		"/.well-known/oauth-protected-resource":
+	case "/api/screenshot":
 		return path, []string{"GET"}, true
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/monitors/"); ok && rest != "" {
@@ -276,6 +279,12 @@ func planned(path string) (string, []string, bool) {
 		}
 	}
 	return "", nil, false
+}
+
+// edgeOnly answers the endpoints the edge serves itself (badges, tokens,
+// discovery documents) when a request reaches the origin directly.
+func edgeOnly(ctx *fasthttp.RequestCtx) {
+	writeError(ctx, apiErr(421, CodeServedByEdge, string(ctx.Path())+" is served by the edge, not the origin; call the service's public address (agentready serve, or the Worker)."))
 }
 
 func (s *Server) notBuilt(name string) func(*fasthttp.RequestCtx) {

@@ -475,8 +475,9 @@ func TestRoutesAndOperations(t *testing.T) {
 		status       int
 		code         string
 	}{
-		{"GET", "/api/badge?url=example.com", 501, "not_implemented"},
-		{"POST", "/api/agent/token", 501, "not_implemented"},
+		{"GET", "/api/badge?url=example.com", 421, "served_by_edge"},
+		{"POST", "/api/agent/token", 421, "served_by_edge"},
+		{"GET", "/.well-known/oauth-protected-resource", 421, "served_by_edge"},
 		{"GET", "/api/monitors/mon_1", 501, "not_implemented"},
 		{"POST", "/api/monitors/mon_1/test", 501, "not_implemented"},
 		{"GET", "/nope", 404, "not_found"},
