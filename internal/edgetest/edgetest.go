@@ -4,6 +4,7 @@
 package edgetest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,6 +15,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -369,8 +372,50 @@ func allowance(t *testing.T, c client) {
 	if p := wellknown.ParseX402(hdr, b); !p.Valid() {
 		t.Errorf("our own check 2.11 rejects our 402: %+v", p)
 	}
+	x402ClientAccepts(t, hdr, b)
 	if resp.Header.Get("X-RateLimit-Remaining") != "0" || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("402 headers: %v", resp.Header)
+	}
+}
+
+// x402ClientAccepts parses the 402 with the official x402 package's schemas
+// (@x402/core, pinned in tests/node): the v2 header and the v1 body.
+func x402ClientAccepts(t *testing.T, header string, body []byte) {
+	t.Helper()
+	dir := filepath.Join(repoRoot(), "tests", "node")
+	node, err := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@x402", "core"))
+	if err != nil || modErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but node or @x402/core is missing (npm ci --prefix tests/node): %v %v", err, modErr)
+		}
+		t.Log("skipping the x402 package check: node or @x402/core is not installed (npm ci --prefix tests/node)")
+		return
+	}
+	in, _ := json.Marshal(map[string]any{"header": header, "body": json.RawMessage(body)})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "x402check.mjs"))
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("x402check.mjs: %v", err)
+	}
+	var got struct {
+		V1, V2 struct {
+			OK    bool            `json:"ok"`
+			Error string          `json:"error"`
+			Value json.RawMessage `json:"value"`
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("x402check.mjs: %v: %s", err, out)
+	}
+	if !got.V2.OK {
+		t.Errorf("@x402/core rejects our PAYMENT-REQUIRED header: %s", got.V2.Error)
+	}
+	if !got.V1.OK {
+		t.Errorf("@x402/core rejects our v1 402 body: %s", got.V1.Error)
 	}
 }
 
