@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // textWidth is the width of text in Verdana 11px, truncated and rounded up to
@@ -65,8 +66,18 @@ func ForUnknown(reason string) Badge {
 	return Badge{Label: "agent readiness", Message: reason, Color: Unknown}
 }
 
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")
+
+// escape makes s safe as XML text and attribute value: invalid UTF-8 and
+// characters XML 1.0 forbids become U+FFFD, so the SVG is always well-formed.
 func escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;").Replace(s)
+	s = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || (r >= 0xD800 && r <= 0xDFFF) || r == 0xFFFE || r == 0xFFFF {
+			return '\uFFFD'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	return xmlEscaper.Replace(s)
 }
 
 // brightness is the YIQ brightness of a #rgb or #rrggbb colour, 0–1.
