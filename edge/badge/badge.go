@@ -5,6 +5,7 @@ package badge
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -81,7 +82,8 @@ func escape(s string) string {
 }
 
 // brightness is the YIQ brightness of a #rgb or #rrggbb colour, 0–1.
-func brightness(hex string) float64 {
+// luminance is WCAG 2's relative luminance of a #rgb or #rrggbb colour.
+func luminance(hex string) float64 {
 	h := strings.TrimPrefix(hex, "#")
 	if len(h) == 3 {
 		h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
@@ -90,7 +92,21 @@ func brightness(hex string) float64 {
 	if _, err := fmt.Sscanf(h, "%02x%02x%02x", &r, &g, &b); err != nil {
 		return 0
 	}
-	return (float64(r)*299 + float64(g)*587 + float64(b)*114) / 1000 / 255
+	lin := func(v int) float64 {
+		s := float64(v) / 255
+		if s <= 0.03928 {
+			return s / 12.92
+		}
+		return math.Pow((s+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
+}
+
+// darkText says whether #333 contrasts more with bg than white does. shields.io
+// puts white on its green and yellow (about 2:1); we pick the legible one.
+func darkText(bg string) bool {
+	l := luminance(bg)
+	return (l+0.05)/(0.033+0.05) > 1.05/(l+0.05)
 }
 
 // SVG renders the badge.
@@ -105,7 +121,7 @@ func (b Badge) SVG() []byte {
 	title := escape(b.Label + ": " + b.Message)
 	text := func(s string, x, w int, bg string) string {
 		fill, shadow := "#fff", "#010101"
-		if brightness(bg) > 0.69 {
+		if darkText(bg) {
 			fill, shadow = "#333", "#ccc"
 		}
 		e := escape(s)

@@ -1,0 +1,210 @@
+package badge
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the current renderer")
+
+// goldens are the badges users see; testdata/golden holds their SVGs.
+var goldens = []struct {
+	name  string
+	badge Badge
+}{
+	{"level0", ForScore(12, 0, "Not Ready")},
+	{"level1", ForScore(47, 1, "Discoverable")},
+	{"level2", ForScore(73, 2, "Callable")},
+	{"level3", ForScore(98, 3, "Optimized")},
+	{"unknown", ForUnknown("")},
+	{"unreachable", ForUnknown("site unreachable")},
+	{"square", Badge{Label: "agent readiness", Message: "98/100 · L3 Optimized", Color: "#4c1", Square: true}},
+}
+
+func TestGoldenSVGs(t *testing.T) {
+	for _, g := range goldens {
+		path := filepath.Join("testdata", "golden", g.name+".svg")
+		got := g.badge.SVG()
+		if *update {
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s (go test ./edge/badge -run Golden -update rewrites it after review): %v", g.name, path, err)
+		}
+	}
+}
+
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI=true but Chromium is missing (apt-get install chromium)")
+	}
+	t.Skip("Chromium is not installed (apt-get install chromium)")
+	return ""
+}
+
+// Each golden SVG, rendered by headless Chromium at 2× into a PNG, is the
+// size the SVG claims, has its two colours where they belong, and shows text
+// that contrasts with its background and spans the width the Verdana metrics
+// reserved for it: neither clipped nor overflowing into the other half.
+func TestGoldenBadgesRenderInChromium(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	for _, g := range goldens {
+		t.Run(g.name, func(t *testing.T) {
+			src, _ := filepath.Abs(filepath.Join("testdata", "golden", g.name+".svg"))
+			lw, mw := textWidth(g.badge.Label), textWidth(g.badge.Message)
+			left, right := lw+10, mw+10
+			out := filepath.Join(dir, g.name+".png")
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+				"--user-data-dir="+filepath.Join(dir, "profile-"+g.name), "--force-device-scale-factor=2",
+				"--window-size="+strconv.Itoa(left+right+40)+",40", "--screenshot="+out, "file://"+src)
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("chromium: %v\n%s", err, msg)
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			img, err := png.Decode(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRendering(t, img, g.badge, left, right)
+		})
+	}
+}
+
+func checkRendering(t *testing.T, img image.Image, b Badge, left, right int) {
+	const scale = 2
+	isPage := func(c color.Color) bool { r, g, bl, _ := c.RGBA(); return r>>8 >= 250 && g>>8 >= 250 && bl>>8 >= 250 }
+	// Size: the painted area is exactly the SVG's width × 20 (at 2×).
+	maxX, maxY := -1, -1
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			if !isPage(img.At(x, y)) {
+				maxX, maxY = max(maxX, x), max(maxY, y)
+			}
+		}
+	}
+	if w, h := maxX+1, maxY+1; abs(w-scale*(left+right)) > 1 || abs(h-scale*20) > 1 {
+		t.Errorf("painted %d×%d px, want %d×%d", w, h, scale*(left+right), scale*20)
+	}
+	labelColor := b.LabelColor
+	if labelColor == "" {
+		labelColor = "#555"
+	}
+	for _, seg := range []struct {
+		name       string
+		bg         string
+		x0, x1     int // in SVG px
+		textWidth  int
+		textLength int
+	}{
+		{"label", labelColor, 0, left, left - 10, len([]rune(b.Label))},
+		{"message", b.Color, left, left + right, right - 10, len([]rune(b.Message))},
+	} {
+		want := hexColor(seg.bg)
+		// The background, sampled above the text (the gradient shades it by up to 10%).
+		if got := img.At(scale*(seg.x0+seg.x1)/2, scale*2); distance(got, want) > 40 {
+			t.Errorf("%s background is %v, want about %s", seg.name, got, seg.bg)
+		}
+		// The text: pixels far from the background within the text band.
+		first, last, ink := -1, -1, 0
+		var inkLum float64
+		for y := scale * 4; y < scale*16; y++ {
+			for x := scale * seg.x0; x < scale*seg.x1; x++ {
+				c := img.At(x, y)
+				if distance(c, want) > 120 {
+					ink++
+					if first < 0 || x < first {
+						first = x
+					}
+					last = max(last, x)
+					if l := pixelLuminance(c); ink == 1 || math.Abs(l-pixelLuminance(want)) > math.Abs(inkLum-pixelLuminance(want)) {
+						inkLum = l
+					}
+				}
+			}
+		}
+		if ink < 6*seg.textLength {
+			t.Errorf("%s: %d text pixels for %d characters: not legible", seg.name, ink, seg.textLength)
+			continue
+		}
+		span := float64(last-first+1) / scale
+		if span < 0.85*float64(seg.textWidth) || span > float64(seg.textWidth)+2 {
+			t.Errorf("%s text spans %.1f px, the metrics reserved %d px", seg.name, span, seg.textWidth)
+		}
+		if first < scale*(seg.x0+3) || last > scale*(seg.x1-3) {
+			t.Errorf("%s text runs into the edge: x %d–%d of %d–%d", seg.name, first, last, scale*seg.x0, scale*seg.x1)
+		}
+		// WCAG's 3:1 at least (shields.io's white on green or yellow is about 2:1).
+		if r := contrast(inkLum, pixelLuminance(want)); r < 3 {
+			t.Errorf("%s text contrast %.2f:1", seg.name, r)
+		}
+	}
+}
+
+func hexColor(s string) color.RGBA {
+	var c color.RGBA
+	h := s[1:]
+	if len(h) == 3 {
+		h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
+	}
+	fmt.Sscanf(h, "%02x%02x%02x", &c.R, &c.G, &c.B)
+	c.A = 255
+	return c
+}
+
+func distance(a, b color.Color) float64 {
+	ar, ag, ab, _ := a.RGBA()
+	br, bg, bb, _ := b.RGBA()
+	d := func(x, y uint32) float64 { return float64(int(x>>8) - int(y>>8)) }
+	return math.Sqrt(d(ar, br)*d(ar, br) + d(ag, bg)*d(ag, bg) + d(ab, bb)*d(ab, bb))
+}
+
+// pixelLuminance is WCAG 2's relative luminance of a rendered pixel.
+func pixelLuminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		s := float64(v>>8) / 255
+		if s <= 0.03928 {
+			return s / 12.92
+		}
+		return math.Pow((s+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
+}
+
+func contrast(a, b float64) float64 { return (max(a, b) + 0.05) / (min(a, b) + 0.05) }
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
