@@ -198,6 +198,12 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 			h.unauthorized(w, r, "invalid_token", "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
 			return identity.Caller{}, false
 		}
+		// Every API route reads scans: scan:read is what each one requires.
+		if err := token.RequireScope(c, token.Scope); err != nil {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", error="insufficient_scope", scope="%s"`, h.base(r), token.Scope))
+			writeError(w, 403, "insufficient_scope", "Forbidden", "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
+			return identity.Caller{}, false
+		}
 		return identity.Caller{Tier: identity.Token, Subject: c.Subject}, true
 	}
 	return identity.Caller{Tier: identity.Anonymous, Subject: h.p.ClientIP(r)}, true

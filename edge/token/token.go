@@ -129,8 +129,17 @@ func (ks Keys) Verify(tok, audience string, now time.Time) (*Claims, error) {
 		return nil, ErrNotYetValid
 	case c.Audience != audience:
 		return nil, ErrAudience
-	case c.Scope != Scope:
-		return nil, ErrScope
 	}
 	return &c, nil
+}
+
+// RequireScope says whether the token grants scope (OAuth's space-separated
+// list). Verify authenticates; each route requires the scope it needs.
+func RequireScope(c *Claims, scope string) error {
+	for _, s := range strings.Fields(c.Scope) {
+		if s == scope {
+			return nil
+		}
+	}
+	return ErrScope
 }

@@ -60,3 +60,11 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+func TestRequireScope(t *testing.T) {
+	for scope, ok := range map[string]bool{Scope: true, "monitors:write " + Scope: true, "monitors:write": false, "": false, "scan:readx": false} {
+		if err := RequireScope(&Claims{Scope: scope}, Scope); (err == nil) != ok {
+			t.Errorf("scope %q: %v", scope, err)
+		}
+	}
+}

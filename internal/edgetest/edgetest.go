@@ -242,6 +242,10 @@ func credentials(t *testing.T, c client) {
 			t.Errorf("%s token: %d %q", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 	}
+	unscoped, _ := ks.Sign(token.Claims{Subject: "anon_x", Scope: "monitors:write", Audience: c.base, IssuedAt: now.Unix(), Expires: now.Add(time.Hour).Unix()})
+	if resp, b := c.do("GET", path, "", "Authorization", "Bearer "+unscoped); resp.StatusCode != 403 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`) || envelope(t, b).Code != "insufficient_scope" {
+		t.Errorf("token without scan:read: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
 	resp, _ = c.do("GET", path, "", "X-API-Key", APIKey)
 	if resp.StatusCode != 200 || resp.Header.Get("X-RateLimit-Limit") != "50" {
 		t.Errorf("API key: %d, limit %q", resp.StatusCode, resp.Header.Get("X-RateLimit-Limit"))
