@@ -3,7 +3,6 @@
 package workers
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -26,11 +25,12 @@ import (
 type Platform struct {
 	origin *url.URL
 	client *http.Client
-	redis  string
+	redis  Target
+	rerr   error  // why Redis cannot be used (reported on the first decision)
 	prefix string // Redis key prefix of the allowance counters
 }
 
-// New reads ORIGIN_URL, REDIS_ADDR and AGENTREADY_RATE_PREFIX (default
+// New reads ORIGIN_URL, REDIS_URL (or REDIS_ADDR) and AGENTREADY_RATE_PREFIX (default
 // "rate:", so deployments sharing a Redis can keep apart) from the Worker's environment.
 func New() (*Platform, error) {
 	o := cloudflare.Getenv("ORIGIN_URL")
@@ -45,30 +45,28 @@ func New() (*Platform, error) {
 	if prefix == "" {
 		prefix = "rate:"
 	}
-	return &Platform{origin: u, client: c, redis: cloudflare.Getenv("REDIS_ADDR"), prefix: prefix}, nil
+	t, rerr := ParseTarget(cloudflare.Getenv("REDIS_URL"), cloudflare.Getenv("REDIS_ADDR"))
+	return &Platform{origin: u, client: c, redis: t, rerr: rerr, prefix: prefix}, nil
 }
 
 func (p *Platform) Now() time.Time { return time.Now() }
 
 // Allow runs redis_rate's GCRA script in Redis over a Workers TCP socket.
 func (p *Platform) Allow(_ context.Context, key string, limit int, period time.Duration, n int) (edge.Decision, error) {
-	if p.redis == "" {
-		return edge.Decision{}, errors.New("REDIS_ADDR is not set: Workers keep no state between requests")
+	if p.rerr != nil {
+		return edge.Decision{}, p.rerr
+	}
+	var opts *sockets.SocketOptions
+	if p.redis.TLS {
+		opts = &sockets.SocketOptions{SecureTransport: sockets.SecureTransportOn}
 	}
 	// The socket keeps the dial context for all I/O: never a context that ends early.
-	conn, err := sockets.Connect(context.Background(), p.redis, nil)
+	conn, err := sockets.Connect(context.Background(), p.redis.Addr, opts)
 	if err != nil {
 		return edge.Decision{}, err
 	}
 	defer conn.Close()
-	if err := writeCommand(conn, "EVAL", gcraScript, "1", p.prefix+key, strconv.Itoa(limit), strconv.Itoa(limit), strconv.Itoa(int(period.Seconds())), strconv.Itoa(n)); err != nil {
-		return edge.Decision{}, err
-	}
-	v, err := readReply(bufio.NewReader(conn), 0)
-	if err != nil {
-		return edge.Decision{}, err
-	}
-	allowed, remaining, retry, reset, err := gcraReply(v)
+	allowed, remaining, retry, reset, err := decide(conn, p.redis, p.prefix+key, limit, period, n)
 	if err != nil {
 		return edge.Decision{}, err
 	}

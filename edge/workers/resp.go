@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A minimal RESP2 client: one EVAL per decision. go-redis would add about
@@ -125,4 +127,76 @@ func gcraReply(v any) (allowed, remaining int64, retry, reset float64, err error
 	retry, _ = strconv.ParseFloat(rs, 64)
 	reset, _ = strconv.ParseFloat(ts, 64)
 	return allowed, remaining, retry, reset, nil
+}
+
+// Target is how the Worker reaches Redis.
+type Target struct {
+	Addr           string // host:port
+	User, Password string // AUTH, when set
+	DB             int    // SELECT, when not 0
+	TLS            bool   // rediss://
+}
+
+// ParseTarget reads REDIS_URL (redis:// or rediss://[user:password@]host[:port][/db])
+// or, when that is empty, REDIS_ADDR (host:port).
+func ParseTarget(redisURL, addr string) (Target, error) {
+	if redisURL == "" {
+		if addr == "" {
+			return Target{}, errors.New("neither REDIS_URL nor REDIS_ADDR is set: Workers keep no state between requests, so allowances need a Redis")
+		}
+		return Target{Addr: addr}, nil
+	}
+	u, err := url.Parse(redisURL)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Hostname() == "" {
+		return Target{}, fmt.Errorf("REDIS_URL %q is not redis://[user:password@]host[:port][/db] (or rediss://)", redisURL)
+	}
+	t := Target{Addr: u.Host, TLS: u.Scheme == "rediss"}
+	if u.Port() == "" {
+		t.Addr = u.Hostname() + ":6379"
+	}
+	if u.User != nil {
+		t.User = u.User.Username()
+		t.Password, _ = u.User.Password()
+		if t.Password == "" { // redis://password@host, as go-redis reads it
+			t.User, t.Password = "", t.User
+		}
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		if t.DB, err = strconv.Atoi(db); err != nil || t.DB < 0 {
+			return Target{}, fmt.Errorf("REDIS_URL %q: the database %q is not a number", redisURL, db)
+		}
+	}
+	return t, nil
+}
+
+// decide runs redis_rate's GCRA over one connection: AUTH and SELECT as the
+// target needs, then the script, pipelined into one round trip.
+func decide(conn io.ReadWriter, t Target, key string, limit int, period time.Duration, n int) (allowed, remaining int64, retry, reset float64, err error) {
+	var cmds [][]string
+	if t.Password != "" {
+		if t.User != "" {
+			cmds = append(cmds, []string{"AUTH", t.User, t.Password})
+		} else {
+			cmds = append(cmds, []string{"AUTH", t.Password})
+		}
+	}
+	if t.DB != 0 {
+		cmds = append(cmds, []string{"SELECT", strconv.Itoa(t.DB)})
+	}
+	cmds = append(cmds, []string{"EVAL", gcraScript, "1", key, strconv.Itoa(limit), strconv.Itoa(limit), strconv.Itoa(int(period.Seconds())), strconv.Itoa(n)})
+	var b strings.Builder
+	for _, c := range cmds {
+		writeCommand(&b, c...)
+	}
+	if _, err := io.WriteString(conn, b.String()); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	rd := bufio.NewReader(conn)
+	var v any
+	for _, c := range cmds {
+		if v, err = readReply(rd, 0); err != nil {
+			return 0, 0, 0, 0, fmt.Errorf("%s: %w", c[0], err)
+		}
+	}
+	return gcraReply(v)
 }

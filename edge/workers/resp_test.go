@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -42,22 +43,24 @@ func TestScriptAgreesWithRedisRate(t *testing.T) {
 		t.Skip("REDIS_URL not set")
 	}
 	opt, _ := redis.ParseURL(u)
-	conn, err := net.Dial("tcp", opt.Addr)
+	target, err := ParseTarget(u, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", target.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	rd := bufio.NewReader(conn)
 	key := "rltest-resp:" + strconv.FormatInt(time.Now().UnixNano(), 10)
 	rc := redis.NewClient(opt)
 	defer rc.Close()
 	lib := ratelimit.NewRedis(rc)
+	// Through decide, as the Worker does (with SELECT when REDIS_URL names a database).
 	script := func() (int64, int64) {
-		writeCommand(conn, "EVAL", gcraScript, "1", "rate:"+key, "3", "3", "86400", "1")
-		v, err := readReply(rd, 0)
-		a, rem, _, _, err2 := gcraReply(v)
-		if err != nil || err2 != nil {
-			t.Fatalf("%v %v %v", v, err, err2)
+		a, rem, _, _, err := decide(conn, target, "rate:"+key, 3, 24*time.Hour, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return a, rem
 	}
@@ -74,10 +77,8 @@ func TestScriptAgreesWithRedisRate(t *testing.T) {
 	if res, _ := lib.AllowN(context.Background(), key, ratelimit.PerDay(3), 1); res.Allowed != 0 {
 		t.Fatalf("fourth call through redis_rate must be denied: %+v", res)
 	}
-	writeCommand(conn, "EVAL", gcraScript, "1", "rate:"+key, "3", "3", "86400", "1")
-	v, _ := readReply(rd, 0)
-	if a, _, retry, _, _ := gcraReply(v); a != 0 || retry <= 0 {
-		t.Errorf("fifth call over a limit of 3 must be denied: %v", v)
+	if a, _, retry, _, err := decide(conn, target, "rate:"+key, 3, 24*time.Hour, 1); a != 0 || retry <= 0 || err != nil {
+		t.Errorf("fifth call over a limit of 3 must be denied: %d %v %v", a, retry, err)
 	}
 }
 
@@ -92,4 +93,41 @@ func FuzzReadReply(f *testing.F) {
 			gcraReply(v)
 		}
 	})
+}
+
+func TestParseTarget(t *testing.T) {
+	for _, c := range []struct {
+		url, addr string
+		want      Target
+		bad       bool
+	}{
+		{"", "10.0.0.1:6380", Target{Addr: "10.0.0.1:6380"}, false},
+		{"redis://cache.example:6390/2", "ignored:1", Target{Addr: "cache.example:6390", DB: 2}, false},
+		{"rediss://default:s3cret@cache.example", "", Target{Addr: "cache.example:6379", User: "default", Password: "s3cret", TLS: true}, false},
+		{"redis://s3cret@cache.example:6379", "", Target{Addr: "cache.example:6379", Password: "s3cret"}, false},
+		{"", "", Target{}, true},
+		{"http://cache.example", "", Target{}, true},
+		{"redis://cache.example/x", "", Target{}, true},
+	} {
+		got, err := ParseTarget(c.url, c.addr)
+		if (err != nil) != c.bad || (!c.bad && got != c.want) {
+			t.Errorf("%q %q: %+v %v", c.url, c.addr, got, err)
+		}
+	}
+}
+
+// AUTH and SELECT go before the script, and a refused AUTH is an error, not a decision.
+func TestDecidePreamble(t *testing.T) {
+	var sent bytes.Buffer
+	conn := struct {
+		io.Reader
+		io.Writer
+	}{strings.NewReader("-WRONGPASS invalid username-password pair\r\n+OK\r\n*4\r\n:1\r\n:2\r\n$2\r\n-1\r\n$1\r\n9\r\n"), &sent}
+	_, _, _, _, err := decide(conn, Target{Password: "p", DB: 3}, "k", 3, time.Hour, 1)
+	if err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("refused AUTH: %v", err)
+	}
+	if !strings.HasPrefix(sent.String(), "*2\r\n$4\r\nAUTH\r\n$1\r\np\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*8\r\n$4\r\nEVAL\r\n") {
+		t.Errorf("sent %q", sent.String()[:80])
+	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/origin/store"
-	"github.com/redis/go-redis/v9"
 )
 
 const edgeSecret = "workerd-test-edge-secret-0123456789"
@@ -26,7 +25,7 @@ const edgeSecret = "workerd-test-edge-secret-0123456789"
 // requirements finds build/worker (make worker), the workerd binary pinned in
 // tests/node and a Redis (Workers keep no state between requests). With
 // CI=true a missing piece fails the run.
-func requirements(tb testing.TB) (root, workerd, redisAddr string) {
+func requirements(tb testing.TB) (root, workerd, redisURL string) {
 	tb.Helper()
 	root, _ = filepath.Abs(filepath.Join("..", ".."))
 	workerd = filepath.Join(root, "tests", "node", "node_modules", "@cloudflare", "workerd-linux-64", "bin", "workerd")
@@ -37,10 +36,8 @@ func requirements(tb testing.TB) (root, workerd, redisAddr string) {
 	if _, err := os.Stat(workerd); err != nil {
 		missing = append(missing, "workerd (run npm ci --prefix tests/node)")
 	}
-	if u := os.Getenv("REDIS_URL"); u == "" {
+	if redisURL = os.Getenv("REDIS_URL"); redisURL == "" {
 		missing = append(missing, "REDIS_URL")
-	} else if opt, err := redis.ParseURL(u); err == nil {
-		redisAddr = opt.Addr
 	}
 	if len(missing) > 0 {
 		if os.Getenv("CI") == "true" {
@@ -48,7 +45,7 @@ func requirements(tb testing.TB) (root, workerd, redisAddr string) {
 		}
 		tb.Skipf("missing %s", strings.Join(missing, ", "))
 	}
-	return root, workerd, redisAddr
+	return root, workerd, redisURL
 }
 
 func freePort(tb testing.TB) int {
@@ -162,7 +159,7 @@ func startOrigin(tb testing.TB, env map[string]string) string {
 // a Workers deployment is: the public base URL set for both (a Worker's fetch
 // cannot pass the caller's Host on to the origin), Redis for the allowances.
 func startService(tb testing.TB, env map[string]string) (string, *os.Process) {
-	root, workerd, redisAddr := requirements(tb)
+	root, workerd, redisURL := requirements(tb)
 	port := freePort(tb)
 	out := map[string]string{}
 	for k, v := range env {
@@ -170,7 +167,7 @@ func startService(tb testing.TB, env map[string]string) (string, *os.Process) {
 	}
 	out["AGENTREADY_BASE_URL"] = "http://127.0.0.1:" + strconv.Itoa(port)
 	out["AGENTREADY_EDGE_SECRET"] = edgeSecret
-	out["REDIS_ADDR"] = redisAddr
+	out["REDIS_URL"] = redisURL
 	// Each started service counts from zero.
 	out["AGENTREADY_RATE_PREFIX"] = "workerd-test:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
 	out["ORIGIN_URL"] = startOrigin(tb, out)
