@@ -1,7 +1,6 @@
 package wasm_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,12 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/origin/store"
 )
 
 var (
@@ -47,24 +44,10 @@ func edgeModule(t *testing.T) []byte {
 }
 
 func start(t *testing.T, env map[string]string) string {
-	st, err := store.OpenEmbedded(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := stack.Start(stack.Options{Addr: "127.0.0.1:0", AllowPrivate: true, Store: st, Env: func(k string) string { return env[k] },
-		EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := edgetest.StartStack(t, env, stack.Options{EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
 	if !svc.Wasm {
 		t.Fatal("the stack did not host the module")
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		svc.Shutdown(ctx)
-		st.Close()
-	})
 	return svc.URL
 }
 

@@ -2,7 +2,6 @@ package workers_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/origin/store"
 )
 
 const edgeSecret = "workerd-test-edge-secret-0123456789"
@@ -138,21 +136,7 @@ const edge :Workerd.Worker = (
 
 // startOrigin starts the origin (with its own embedded store) that the Worker forwards to.
 func startOrigin(tb testing.TB, env map[string]string) string {
-	st, err := store.OpenEmbedded(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	svc, err := stack.Start(stack.Options{Addr: "127.0.0.1:0", AllowPrivate: true, Store: st, Env: func(k string) string { return env[k] }})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		svc.Shutdown(ctx)
-		st.Close()
-	})
-	return svc.OriginURL
+	return edgetest.StartStack(tb, env, stack.Options{}).OriginURL
 }
 
 // startService starts an origin and the Worker in front of it, configured as

@@ -1,0 +1,36 @@
+package edgetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/origin/store"
+)
+
+// StartStack starts origin and edge on loopback with env as the settings, an
+// embedded store of its own, private targets allowed (fixture sites), and
+// shutdown at the end of the test. opts sets what a build needs beyond that
+// (EdgeModule, CacheDir).
+func StartStack(tb testing.TB, env map[string]string, opts stack.Options) *stack.Stack {
+	tb.Helper()
+	st, err := store.OpenEmbedded(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.Addr, opts.AllowPrivate, opts.Store = "127.0.0.1:0", true, st
+	opts.Env = func(k string) string { return env[k] }
+	svc, err := stack.Start(opts)
+	if err != nil {
+		st.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		svc.Shutdown(ctx)
+		st.Close()
+	})
+	return svc
+}
