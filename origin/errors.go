@@ -25,6 +25,8 @@ const (
 	CodeMethodNotAllowed  = "method_not_allowed"
 	CodeNotImplemented    = "not_implemented"
 	CodeServedByEdge      = "served_by_edge"
+	CodeInvalidToken      = "invalid_token"
+	CodeInsufficientScope = "insufficient_scope"
 	CodeInternal          = "internal_error"
 	CodeShuttingDown      = "shutting_down"
 	CodeUnsupportedFormat = "unsupported_format"
@@ -47,6 +49,8 @@ var titles = map[string]string{
 	CodeMethodNotAllowed:  "Method not allowed",
 	CodeNotImplemented:    "Not built yet",
 	CodeServedByEdge:      "Served by the edge",
+	CodeInvalidToken:      "Unauthorized",
+	CodeInsufficientScope: "Forbidden",
 	CodeInternal:          "Internal error",
 	CodeShuttingDown:      "Server shutting down",
 	CodeUnsupportedFormat: "Unsupported format",

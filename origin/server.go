@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
@@ -41,6 +42,7 @@ type Config struct {
 	Curated        []string            // sites the MCP showcase features
 	Audit          *slog.Logger        // audit log of scan-costing actions (who, what, outcome); nil = none
 	EdgeSecret     []byte              // shared with the edge: callers it vouches for (AGENTREADY_EDGE_SECRET)
+	TokenKeys      token.Keys          // verifies bearer tokens the edge issued (AGENTREADY_TOKEN_KEYS); nil = not checked here
 }
 
 func (c *Config) defaults() {
@@ -200,6 +202,14 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
+	if err := s.checkBearer(ctx); err != nil {
+		writeError(ctx, err) // resets the response: headers go after it
+		if err.Code == CodeInvalidToken || err.Code == CodeInsufficientScope {
+			ctx.Response.Header.Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", error="%s", scope="%s"`, s.baseURL(ctx), err.Code, token.Scope))
+		}
+		s.m.request("identity", err.Status)
+		return
+	}
 	r := s.route(path)
 	h, ok := r.methods[string(ctx.Method())]
 	if !ok && string(ctx.Method()) == "HEAD" {
@@ -320,7 +330,43 @@ func (s *Server) caller(ctx *fasthttp.RequestCtx) identity.Caller {
 	if c, ok := s.edgeCaller(ctx); ok {
 		return c
 	}
+	if c, ok := ctx.UserValue(tokenCallerKey).(identity.Caller); ok {
+		return c
+	}
 	return identity.Caller{Tier: identity.Anonymous, Subject: ctx.RemoteIP().String()}
+}
+
+const tokenCallerKey = "agentready.tokenCaller"
+
+// checkBearer verifies a bearer token here too, so a token is only as good as
+// its signature wherever it lands: behind the edge, the token must belong to
+// the caller the edge vouched for; reached directly, a valid token makes its
+// holder the caller (token tier). Without TokenKeys the origin leaves tokens to
+// the edge.
+func (s *Server) checkBearer(ctx *fasthttp.RequestCtx) *APIError {
+	auth := string(ctx.Request.Header.Peek("Authorization"))
+	if auth == "" || len(s.cfg.TokenKeys) == 0 {
+		return nil
+	}
+	scheme, tok, _ := strings.Cut(auth, " ")
+	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return apiErr(401, CodeInvalidToken, "Send the token as Authorization: Bearer <token>.")
+	}
+	claims, err := s.cfg.TokenKeys.Verify(strings.TrimSpace(tok), s.baseURL(ctx), time.Now())
+	if err != nil {
+		return apiErr(401, CodeInvalidToken, "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
+	}
+	if err := token.RequireScope(claims, token.Scope); err != nil {
+		return apiErr(403, CodeInsufficientScope, "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
+	}
+	if c, ok := s.edgeCaller(ctx); ok {
+		if c.Tier == identity.Token && c.Subject != claims.Subject {
+			return apiErr(401, CodeInvalidIdentity, "The caller identity does not match the bearer token; send requests through the edge.")
+		}
+		return nil
+	}
+	ctx.SetUserValue(tokenCallerKey, identity.Caller{Tier: identity.Token, Subject: claims.Subject})
+	return nil
 }
 
 func (s *Server) edgeCaller(ctx *fasthttp.RequestCtx) (identity.Caller, bool) {

@@ -92,6 +92,7 @@ func Start(o Options) (*Stack, error) {
 	}
 	o.Origin.AllowPrivate = o.AllowPrivate
 	o.Origin.EdgeSecret = cfg.IdentitySecret
+	o.Origin.TokenKeys = cfg.TokenKeys
 	o.Origin.Allowances = cfg.Allowances
 	o.Origin.Payment = cfg.Payment
 	if o.Origin.BaseURL == "" {
