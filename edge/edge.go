@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -188,28 +189,29 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 		return identity.Caller{}, false
 	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
-		scheme, tok, _ := strings.Cut(auth, " ")
-		if !strings.EqualFold(scheme, "Bearer") || tok == "" {
-			h.unauthorized(w, r, "invalid_request", "Send the token as Authorization: Bearer <token>.")
-			return identity.Caller{}, false
-		}
-		c, err := h.cfg.TokenKeys.Verify(strings.TrimSpace(tok), h.base(r), h.p.Now())
-		if err != nil {
-			h.unauthorized(w, r, "invalid_token", "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
-			return identity.Caller{}, false
-		}
 		// Every API route reads scans: scan:read is what each one requires.
-		if err := token.RequireScope(c, token.Scope); err != nil {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", error="insufficient_scope", scope="%s"`, h.base(r), token.Scope))
-			writeError(w, 403, "insufficient_scope", "Forbidden", "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
-			return identity.Caller{}, false
+		c, err := h.cfg.TokenKeys.Authenticate(auth, h.base(r), token.Scope, h.p.Now())
+		switch {
+		case err == nil:
+			return identity.Caller{Tier: identity.Token, Subject: c.Subject}, true
+		case errors.Is(err, token.ErrNotBearer):
+			h.challenge(w, r, 401, "invalid_request", "Send the token as Authorization: Bearer <token>.")
+		case errors.Is(err, token.ErrScope):
+			h.challenge(w, r, 403, "insufficient_scope", "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
+		default:
+			h.challenge(w, r, 401, "invalid_token", "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
 		}
-		return identity.Caller{Tier: identity.Token, Subject: c.Subject}, true
+		return identity.Caller{}, false
 	}
 	return identity.Caller{Tier: identity.Anonymous, Subject: h.p.ClientIP(r)}, true
 }
 
-func (h *Handler) unauthorized(w http.ResponseWriter, r *http.Request, code, msg string) {
-	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", error="%s", scope="%s"`, h.base(r), code, token.Scope))
-	writeError(w, 401, code, "Unauthorized", msg)
+// challenge answers a refused bearer token (401) or one without the scope (403).
+func (h *Handler) challenge(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	w.Header().Set("WWW-Authenticate", token.Challenge(h.base(r), code))
+	title := "Unauthorized"
+	if status == http.StatusForbidden {
+		title = "Forbidden"
+	}
+	writeError(w, status, code, title, msg)
 }

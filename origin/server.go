@@ -195,21 +195,16 @@ type route struct {
 // Handle routes a request.
 func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 	path := string(ctx.Path())
-	if len(ctx.Request.Header.Peek(identity.HeaderCaller)) > 0 {
-		if _, ok := s.edgeCaller(ctx); !ok {
-			writeError(ctx, apiErr(401, CodeInvalidIdentity, "The request carries caller-identity headers that were not signed by this service's edge; send requests through the edge, without X-Agentready-Caller headers."))
-			s.m.request("identity", 401)
-			return
-		}
-	}
-	if err := s.checkBearer(ctx); err != nil {
+	c, err := s.resolveCaller(ctx)
+	if err != nil {
 		writeError(ctx, err) // resets the response: headers go after it
 		if err.Code == CodeInvalidToken || err.Code == CodeInsufficientScope {
-			ctx.Response.Header.Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", error="%s", scope="%s"`, s.baseURL(ctx), err.Code, token.Scope))
+			ctx.Response.Header.Set("WWW-Authenticate", token.Challenge(s.baseURL(ctx), err.Code))
 		}
 		s.m.request("identity", err.Status)
 		return
 	}
+	ctx.SetUserValue(callerKey, c)
 	r := s.route(path)
 	h, ok := r.methods[string(ctx.Method())]
 	if !ok && string(ctx.Method()) == "HEAD" {
@@ -324,58 +319,49 @@ func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 	return scheme + "://" + string(ctx.Host())
 }
 
-// caller is who is asking: the caller the edge vouched for with a signed
-// identity, else an anonymous caller keyed by the socket's address.
+const callerKey = "agentready.caller"
+
+// caller is who is asking, as Handle resolved it once for the request.
 func (s *Server) caller(ctx *fasthttp.RequestCtx) identity.Caller {
-	if c, ok := s.edgeCaller(ctx); ok {
-		return c
-	}
-	if c, ok := ctx.UserValue(tokenCallerKey).(identity.Caller); ok {
+	if c, ok := ctx.UserValue(callerKey).(identity.Caller); ok {
 		return c
 	}
 	return identity.Caller{Tier: identity.Anonymous, Subject: ctx.RemoteIP().String()}
 }
 
-const tokenCallerKey = "agentready.tokenCaller"
-
-// checkBearer verifies a bearer token here too, so a token is only as good as
-// its signature wherever it lands: behind the edge, the token must belong to
-// the caller the edge vouched for; reached directly, a valid token makes its
-// holder the caller (token tier). Without TokenKeys the origin leaves tokens to
-// the edge.
-func (s *Server) checkBearer(ctx *fasthttp.RequestCtx) *APIError {
-	auth := string(ctx.Request.Header.Peek("Authorization"))
-	if auth == "" || len(s.cfg.TokenKeys) == 0 {
-		return nil
-	}
-	scheme, tok, _ := strings.Cut(auth, " ")
-	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return apiErr(401, CodeInvalidToken, "Send the token as Authorization: Bearer <token>.")
-	}
-	claims, err := s.cfg.TokenKeys.Verify(strings.TrimSpace(tok), s.baseURL(ctx), time.Now())
-	if err != nil {
-		return apiErr(401, CodeInvalidToken, "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
-	}
-	if err := token.RequireScope(claims, token.Scope); err != nil {
-		return apiErr(403, CodeInsufficientScope, "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
-	}
-	if c, ok := s.edgeCaller(ctx); ok {
-		if c.Tier == identity.Token && c.Subject != claims.Subject {
-			return apiErr(401, CodeInvalidIdentity, "The caller identity does not match the bearer token; send requests through the edge.")
+// resolveCaller decides who is asking: the caller the edge vouched for with a
+// signed identity, else the holder of a valid bearer token, else an anonymous
+// caller keyed by the socket's address. Identity headers the edge did not sign
+// are refused. Tokens are verified here too (when TokenKeys is set), so a
+// token is only as good as its signature wherever it lands: behind the edge
+// it must belong to the caller the edge vouched for.
+func (s *Server) resolveCaller(ctx *fasthttp.RequestCtx) (identity.Caller, *APIError) {
+	edge, vouched := identity.Caller{}, false
+	if len(ctx.Request.Header.Peek(identity.HeaderCaller)) > 0 {
+		get := func(k string) string { return string(ctx.Request.Header.Peek(k)) }
+		if edge, _, vouched = identity.Verify(s.cfg.EdgeSecret, get, string(ctx.Method()), string(ctx.Path()), time.Now()); !vouched {
+			return identity.Caller{}, apiErr(401, CodeInvalidIdentity, "The request carries caller-identity headers that were not signed by this service's edge; send requests through the edge, without X-Agentready-Caller headers.")
 		}
-		return nil
 	}
-	ctx.SetUserValue(tokenCallerKey, identity.Caller{Tier: identity.Token, Subject: claims.Subject})
-	return nil
-}
-
-func (s *Server) edgeCaller(ctx *fasthttp.RequestCtx) (identity.Caller, bool) {
-	if len(ctx.Request.Header.Peek(identity.HeaderCaller)) == 0 {
-		return identity.Caller{}, false
+	if auth := string(ctx.Request.Header.Peek("Authorization")); auth != "" && len(s.cfg.TokenKeys) > 0 {
+		claims, err := s.cfg.TokenKeys.Authenticate(auth, s.baseURL(ctx), token.Scope, time.Now())
+		switch {
+		case errors.Is(err, token.ErrNotBearer):
+			return identity.Caller{}, apiErr(401, CodeInvalidToken, "Send the token as Authorization: Bearer <token>.")
+		case errors.Is(err, token.ErrScope):
+			return identity.Caller{}, apiErr(403, CodeInsufficientScope, "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
+		case err != nil:
+			return identity.Caller{}, apiErr(401, CodeInvalidToken, "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
+		case vouched && edge.Tier == identity.Token && edge.Subject != claims.Subject:
+			return identity.Caller{}, apiErr(401, CodeInvalidIdentity, "The caller identity does not match the bearer token; send requests through the edge.")
+		case !vouched:
+			return identity.Caller{Tier: identity.Token, Subject: claims.Subject}, nil
+		}
 	}
-	get := func(k string) string { return string(ctx.Request.Header.Peek(k)) }
-	c, _, ok := identity.Verify(s.cfg.EdgeSecret, get, string(ctx.Method()), string(ctx.Path()), time.Now())
-	return c, ok
+	if vouched {
+		return edge, nil
+	}
+	return identity.Caller{Tier: identity.Anonymous, Subject: ctx.RemoteIP().String()}, nil
 }
 
 func (s *Server) serveMCP(ctx *fasthttp.RequestCtx) {

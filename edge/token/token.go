@@ -85,8 +85,9 @@ func (ks Keys) Sign(c Claims) (string, error) {
 	return head + "." + mac(ks[0].Secret, head), nil
 }
 
-// Errors that verification reports; all mean 401.
+// Errors that verification reports; all mean 401 except ErrScope (403).
 var (
+	ErrNotBearer   = errors.New("the Authorization header is not Bearer <token>")
 	ErrMalformed   = errors.New("malformed token")
 	ErrUnknownKey  = errors.New("token signed with an unknown key")
 	ErrBadMAC      = errors.New("token signature does not match")
@@ -131,6 +132,31 @@ func (ks Keys) Verify(tok, audience string, now time.Time) (*Claims, error) {
 		return nil, ErrAudience
 	}
 	return &c, nil
+}
+
+// Authenticate reads an Authorization header value: the claims of a valid
+// bearer token for audience that grants scope. Errors: ErrNotBearer, those of
+// Verify, and ErrScope. The edge and the origin both authenticate this way.
+func (ks Keys) Authenticate(authorization, audience, scope string, now time.Time) (*Claims, error) {
+	scheme, tok, _ := strings.Cut(authorization, " ")
+	tok = strings.TrimSpace(tok)
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return nil, ErrNotBearer
+	}
+	c, err := ks.Verify(tok, audience, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := RequireScope(c, scope); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Challenge is the WWW-Authenticate value for an error code (RFC 6750 §3),
+// naming the protected-resource metadata (RFC 9728 §5.1) under base.
+func Challenge(base, code string) string {
+	return fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", error="%s", scope="%s"`, base, code, Scope)
 }
 
 // RequireScope says whether the token grants scope (OAuth's space-separated

@@ -68,3 +68,23 @@ func TestRequireScope(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthenticate(t *testing.T) {
+	ks, _ := ParseKeys("k1:0123456789abcdef0123456789abcdef")
+	now := time.Now()
+	good, _ := ks.Sign(Claims{Subject: "s", Scope: Scope, Audience: "a", IssuedAt: now.Unix(), Expires: now.Add(time.Hour).Unix()})
+	other, _ := ks.Sign(Claims{Subject: "s", Scope: "monitors:write", Audience: "a", IssuedAt: now.Unix(), Expires: now.Add(time.Hour).Unix()})
+	for header, want := range map[string]error{
+		"Bearer " + good:  nil,
+		"bearer " + good:  nil,
+		"Basic " + good:   ErrNotBearer,
+		"Bearer ":         ErrNotBearer,
+		"Bearer " + other: ErrScope,
+		"Bearer x.y":      ErrMalformed,
+	} {
+		c, err := ks.Authenticate(header, "a", Scope, now)
+		if !errors.Is(err, want) || (want == nil && c.Subject != "s") {
+			t.Errorf("%q: %v, want %v", header, err, want)
+		}
+	}
+}
