@@ -3,9 +3,9 @@ package origin_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentready/agentready/internal/testenv"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -466,20 +466,12 @@ func TestMCPCardAndSelfScan(t *testing.T) {
 // The official TypeScript SDK client (tests/node, pinned in package-lock.json)
 // lists the tools and calls scan_url.
 func TestMCPTypeScriptClient(t *testing.T) {
-	dir := filepath.Join("..", "tests", "node")
-	node, err := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
-	if err != nil || modErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but node or tests/node/node_modules is missing (run npm ci --prefix tests/node): %v %v", err, modErr)
-		}
-		t.Skip("node or the TypeScript SDK is not installed (npm ci --prefix tests/node)")
-	}
+	node := testenv.Node(t, "@modelcontextprotocol/sdk")
 	o := startOrigin(t, origin.Config{}, nil)
 	s := site(t, "peer")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), o.URL+"/api/mcp", s.URL).CombinedOutput()
+	out, err := exec.CommandContext(ctx, node, filepath.Join(testenv.NodeDir(), "client.mjs"), o.URL+"/api/mcp", s.URL).CombinedOutput()
 	if err != nil {
 		t.Fatalf("node client: %v\n%s", err, out)
 	}

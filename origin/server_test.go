@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -550,13 +550,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 // The same API behaviour holds with the shared Redis backend.
 func TestWithRedisBackend(t *testing.T) {
-	u := os.Getenv("REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but REDIS_URL is not set")
-		}
-		t.Skip("REDIS_URL not set")
-	}
+	u := testenv.RedisURL(t)
 	r, err := store.OpenRedis(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)

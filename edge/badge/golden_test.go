@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentready/agentready/internal/testenv"
 	"image"
 	"image/color"
 	"image/png"
@@ -51,25 +52,12 @@ func TestGoldenSVGs(t *testing.T) {
 	}
 }
 
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI=true but Chromium is missing (apt-get install chromium)")
-	}
-	t.Skip("Chromium is not installed (apt-get install chromium)")
-	return ""
-}
-
 // Each golden SVG, rendered by headless Chromium at 2× into a PNG, is the
 // size the SVG claims, has its two colours where they belong, and shows text
 // that contrasts with its background and spans the width the Verdana metrics
 // reserved for it: neither clipped nor overflowing into the other half.
 func TestGoldenBadgesRenderInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	for _, g := range goldens {
 		t.Run(g.name, func(t *testing.T) {

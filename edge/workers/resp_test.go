@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,13 +35,7 @@ func TestRESP(t *testing.T) {
 
 // The script this package sends gives the same answers as redis_rate itself.
 func TestScriptAgreesWithRedisRate(t *testing.T) {
-	u := os.Getenv("REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but REDIS_URL is not set")
-		}
-		t.Skip("REDIS_URL not set")
-	}
+	u := testenv.RedisURL(t)
 	opt, _ := redis.ParseURL(u)
 	target, err := ParseTarget(u, "")
 	if err != nil {

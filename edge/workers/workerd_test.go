@@ -3,6 +3,7 @@ package workers_test
 import (
 	"bufio"
 	"fmt"
+	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"net"
 	"net/http"
@@ -25,8 +26,8 @@ const edgeSecret = "workerd-test-edge-secret-0123456789"
 // CI=true a missing piece fails the run.
 func requirements(tb testing.TB) (root, workerd, redisURL string) {
 	tb.Helper()
-	root, _ = filepath.Abs(filepath.Join("..", ".."))
-	workerd = filepath.Join(root, "tests", "node", "node_modules", "@cloudflare", "workerd-linux-64", "bin", "workerd")
+	root = testenv.RepoRoot()
+	workerd = filepath.Join(testenv.NodeDir(), "node_modules", "@cloudflare", "workerd-linux-64", "bin", "workerd")
 	var missing []string
 	if _, err := os.Stat(filepath.Join(root, "build", "worker", "app.wasm")); err != nil {
 		missing = append(missing, "build/worker (run make worker)")
@@ -37,12 +38,7 @@ func requirements(tb testing.TB) (root, workerd, redisURL string) {
 	if redisURL = os.Getenv("REDIS_URL"); redisURL == "" {
 		missing = append(missing, "REDIS_URL")
 	}
-	if len(missing) > 0 {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("CI=true but the Workers runtime test cannot run: missing %s", strings.Join(missing, ", "))
-		}
-		tb.Skipf("missing %s", strings.Join(missing, ", "))
-	}
+	testenv.Require(tb, missing...)
 	return root, workerd, redisURL
 }
 

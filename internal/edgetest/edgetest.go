@@ -12,10 +12,10 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -83,7 +83,7 @@ func (c client) do(method, path string, body string, hdr ...string) (*http.Respo
 }
 
 func site(t *testing.T, name string) *fixture.Site {
-	s, err := fixture.Start(filepath.Join(repoRoot(), "testdata", "sites", name))
+	s, err := fixture.Start(filepath.Join(testenv.RepoRoot(), "testdata", "sites", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,20 +386,14 @@ func allowance(t *testing.T, c client) {
 // (@x402/core, pinned in tests/node): the v2 header and the v1 body.
 func x402ClientAccepts(t *testing.T, header string, body []byte) {
 	t.Helper()
-	dir := filepath.Join(repoRoot(), "tests", "node")
-	node, err := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "@x402", "core"))
-	if err != nil || modErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but node or @x402/core is missing (npm ci --prefix tests/node): %v %v", err, modErr)
-		}
-		t.Log("skipping the x402 package check: node or @x402/core is not installed (npm ci --prefix tests/node)")
+	node, ok := testenv.OptionalNode(t, "@x402/core")
+	if !ok {
 		return
 	}
 	in, _ := json.Marshal(map[string]any{"header": header, "body": json.RawMessage(body)})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "x402check.mjs"))
+	cmd := exec.CommandContext(ctx, node, filepath.Join(testenv.NodeDir(), "x402check.mjs"))
 	cmd.Stdin = bytes.NewReader(in)
 	out, err := cmd.Output()
 	if err != nil {

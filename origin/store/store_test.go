@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentready/agentready/internal/testenv"
 	"os"
 	"sort"
 	"sync"
@@ -26,11 +27,7 @@ func backends(t *testing.T) map[string]func(t *testing.T) Backend {
 		},
 	}
 	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but REDIS_URL is not set: the Redis backend must be tested in CI (.ci/run starts redis-server)")
-		}
-		t.Log("REDIS_URL not set: testing the embedded backend only")
+	if !testenv.Optional(t, url != "", "REDIS_URL: the Redis backend (.ci/run starts redis-server)") {
 		return m
 	}
 	m["redis"] = func(t *testing.T) Backend {

@@ -1,0 +1,120 @@
+// Package testenv finds the real components tests run against — Redis,
+// Chromium, node with the npm packages of tests/node, workerd — and applies
+// the project's one rule for a missing one: with CI=true the test fails
+// (CI must never silently test less); elsewhere it is skipped, or the
+// optional part is left out, with a message saying how to install it.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// CI reports whether missing components must fail the run.
+func CI() bool { return os.Getenv("CI") == "true" }
+
+// Require skips tb (fails it under CI=true) when anything is missing; each
+// entry says what and how to get it.
+func Require(tb testing.TB, missing ...string) {
+	tb.Helper()
+	if len(missing) == 0 {
+		return
+	}
+	if CI() {
+		tb.Fatalf("CI=true but missing: %s", strings.Join(missing, "; "))
+	}
+	tb.Skipf("missing: %s", strings.Join(missing, "; "))
+}
+
+// Optional is Require for a part of a test: it reports whether the part can
+// run, logging (or, under CI=true, failing) when it cannot.
+func Optional(tb testing.TB, ok bool, missing string) bool {
+	tb.Helper()
+	if ok {
+		return true
+	}
+	if CI() {
+		tb.Fatalf("CI=true but missing: %s", missing)
+	}
+	tb.Logf("left out, missing: %s", missing)
+	return false
+}
+
+// RepoRoot is the module root, found from the test's working directory.
+func RepoRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	return dir
+}
+
+// NodeDir is tests/node, where the npm packages the tests use are installed.
+func NodeDir() string { return filepath.Join(RepoRoot(), "tests", "node") }
+
+const npmHint = " (npm ci --prefix tests/node --ignore-scripts)"
+
+// RedisURL is the Redis to test against (REDIS_URL); Require rules apply.
+func RedisURL(tb testing.TB) string {
+	tb.Helper()
+	u := os.Getenv("REDIS_URL")
+	if u == "" {
+		Require(tb, "REDIS_URL (a Redis to test against; .ci/run starts redis-server)")
+	}
+	return u
+}
+
+// findNode returns node and what is missing for the npm package pkg.
+func findNode(pkg string) (node, missing string) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return "", "node"
+	}
+	if _, err := os.Stat(filepath.Join(NodeDir(), "node_modules", filepath.FromSlash(pkg))); err != nil {
+		return node, pkg + npmHint
+	}
+	return node, ""
+}
+
+// Node is the node binary, with the npm package pkg installed in NodeDir.
+func Node(tb testing.TB, pkg string) string {
+	tb.Helper()
+	node, missing := findNode(pkg)
+	if missing != "" {
+		Require(tb, missing)
+	}
+	return node
+}
+
+// OptionalNode is Node for a part of a test (see Optional).
+func OptionalNode(tb testing.TB, pkg string) (string, bool) {
+	tb.Helper()
+	node, missing := findNode(pkg)
+	return node, Optional(tb, missing == "", missing)
+}
+
+// NodeFile is a file inside an installed npm package, or "" with what is missing.
+func NodeFile(pkg, rel string) (path, missing string) {
+	path = filepath.Join(NodeDir(), "node_modules", filepath.FromSlash(pkg), filepath.FromSlash(rel))
+	if _, err := os.Stat(path); err != nil {
+		return "", pkg + npmHint
+	}
+	return path, ""
+}
+
+// Chromium is the headless browser.
+func Chromium(tb testing.TB) string {
+	tb.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	Require(tb, "Chromium (apt-get install chromium)")
+	return ""
+}
