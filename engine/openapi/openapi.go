@@ -97,11 +97,16 @@ func Load(body []byte, base *url.URL) (*Spec, error) {
 	if len(body) > MaxBytes {
 		return nil, fmt.Errorf("document is larger than %d bytes", MaxBytes)
 	}
-	var raw any
-	if err := yaml.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("neither JSON nor YAML: %v", firstLine(err.Error()))
+	raw, err := Decode(body)
+	if err != nil {
+		return nil, err
 	}
-	root, ok := normalize(raw, 0).(map[string]any)
+	return FromTree(raw, base)
+}
+
+// FromTree is Load for a document already decoded with Decode.
+func FromTree(tree any, base *url.URL) (*Spec, error) {
+	root, ok := tree.(map[string]any)
 	if !ok {
 		return nil, ErrNotOpenAPI
 	}
@@ -157,7 +162,17 @@ func firstLine(s string) string {
 	return s
 }
 
-// normalize turns YAML's map[any]any into map[string]any so the tree marshals as JSON.
+// Decode parses JSON or YAML into a JSON-shaped tree: maps with string keys,
+// so it marshals as JSON (YAML allows other keys; they are stringified).
+func Decode(body []byte) (any, error) {
+	var raw any
+	if err := yaml.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("neither JSON nor YAML: %v", firstLine(err.Error()))
+	}
+	return normalize(raw, 0), nil
+}
+
+// normalize turns YAML's map[any]any into map[string]any.
 func normalize(v any, depth int) any {
 	if depth > 200 {
 		return nil

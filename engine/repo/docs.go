@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/openapi"
-	"gopkg.in/yaml.v3"
 )
 
 // dataFile reads JSON/YAML/TOML/.env files: OpenAPI documents, tool
@@ -19,13 +18,13 @@ func dataFile(e *evidence, rel string, src []byte) {
 		configLines(e, rel, src)
 		return
 	}
-	var doc any
-	if err := yaml.Unmarshal(src, &doc); err != nil {
+	doc, err := openapi.Decode(src)
+	if err != nil {
 		return
 	}
-	root, ok := normalize(doc, 0).(map[string]any)
+	root, ok := doc.(map[string]any)
 	if ok && (root["openapi"] != nil || root["swagger"] != nil) {
-		if spec, err := openapi.Load(src, nil); err == nil {
+		if spec, err := openapi.FromTree(root, nil); err == nil {
 			for _, op := range spec.Operations {
 				h := Hit{File: rel, Line: lineOf(src, op.Path), What: op.Method + " " + op.Path}
 				e.addRoute(Route{Hit: h, Method: op.Method, Path: op.Path})
@@ -49,32 +48,6 @@ func dataFile(e *evidence, rel string, src []byte) {
 			}
 		}
 	}
-}
-
-func normalize(v any, depth int) any {
-	if depth > 64 {
-		return nil
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e, depth+1)
-		}
-		return x
-	case map[any]any:
-		m := map[string]any{}
-		for k, e := range x {
-			if ks, ok := k.(string); ok {
-				m[ks] = normalize(e, depth+1)
-			}
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e, depth+1)
-		}
-	}
-	return v
 }
 
 func lineOf(src []byte, needle string) int {
