@@ -13,15 +13,13 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentready/agentready/internal/edgetest"
@@ -30,42 +28,26 @@ import (
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/redis/go-redis/v9"
-	"github.com/valyala/fasthttp"
 )
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	return v
-}
-
-func pct(d []time.Duration, p float64) time.Duration {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[int(float64(len(d)-1)*p)]
-}
-
 func main() {
-	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	fmt.Println("| measurement | budget | result |")
-	fmt.Println("|---|---|---|")
-	module := must(os.ReadFile("bin/edge.wasm"))
+	benchkit.Header("")
+	module := benchkit.Must(os.ReadFile("bin/edge.wasm"))
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	zw.Write(module)
 	zw.Close()
 	fmt.Printf("| wasip1 edge module (bin/edge.wasm, -trimpath -s -w) | ≤ 2 MB gzip | %.2f MB raw, %.2f MB gzip -9 |\n", float64(len(module))/1e6, float64(gz.Len())/1e6)
 
-	st := must(store.OpenEmbedded(must(os.MkdirTemp("", "edgebench"))))
+	st := benchkit.Must(store.OpenEmbedded(benchkit.Must(os.MkdirTemp("", "edgebench"))))
 	env := edgetest.Env()
 	env["AGENTREADY_BADGE_DAILY"] = "100000000"
-	svc := must(stack.Start(stack.Options{Addr: "127.0.0.1:0", AllowPrivate: true, Store: st, EdgeModule: module, Env: func(k string) string { return env[k] }}))
+	svc := benchkit.Must(stack.Start(stack.Options{Addr: "127.0.0.1:0", AllowPrivate: true, Store: st, EdgeModule: module, Env: func(k string) string { return env[k] }}))
 	defer svc.Shutdown(context.Background())
-	site := must(fixture.Start(filepath.Join("testdata", "sites", "full")))
+	site := benchkit.Must(fixture.Start(filepath.Join("testdata", "sites", "full")))
 	defer site.Close()
 	path := "/api/badge?url=" + url.QueryEscape(site.URL)
-	resp := must(http.Get(svc.URL + path)) // warm the edge cache
+	resp := benchkit.Must(http.Get(svc.URL + path)) // warm the edge cache
 	resp.Body.Close()
 
 	var ds []time.Duration
@@ -82,32 +64,13 @@ func main() {
 		}
 	}
 	ds = ds[500:]
-	fmt.Printf("| badge from the edge cache, in-process through the wazero-hosted module, 4,500 calls | p50 ≤ 250 µs | p50 %s, p99 %s |\n", pct(ds, 0.5).Round(time.Microsecond), pct(ds, 0.99).Round(time.Microsecond))
+	fmt.Printf("| badge from the edge cache, in-process through the wazero-hosted module, 4,500 calls | p50 ≤ 250 µs | p50 %s, p99 %s |\n", benchkit.Pct(ds, 0.5).Round(time.Microsecond), benchkit.Pct(ds, 0.99).Round(time.Microsecond))
 
-	c := &fasthttp.HostClient{Addr: svc.URL[len("http://"):], MaxConns: 64}
-	var n, bad atomic.Int64
-	stop := time.Now().Add(5 * time.Second)
-	var wg sync.WaitGroup
-	for i := 0; i < 64; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			req.SetRequestURI(svc.URL + path)
-			for time.Now().Before(stop) {
-				if err := c.Do(req, resp); err != nil || resp.StatusCode() != 200 {
-					bad.Add(1)
-					continue
-				}
-				n.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	fmt.Printf("| badge from the edge cache over HTTP (net/http front, %d warm instances), 64 connections, 5 s | ≥ 5k req/s | %.0f req/s, %d errors |\n", max(2, runtime.NumCPU()), float64(n.Load())/5, bad.Load())
+	rps, errs := benchkit.Load(svc.URL+path, 64, 5*time.Second)
+	fmt.Printf("| badge from the edge cache over HTTP (net/http front, %d warm instances), 64 connections, 5 s | ≥ 5k req/s | %.0f req/s, %d errors |\n", max(2, runtime.NumCPU()), rps, errs)
 
 	if u := os.Getenv("REDIS_URL"); u != "" {
-		opt := must(redis.ParseURL(u))
+		opt := benchkit.Must(redis.ParseURL(u))
 		rc := redis.NewClient(opt)
 		l := ratelimit.NewRedis(rc).WithPrefix(fmt.Sprintf("edgebench:%d:", time.Now().UnixNano()))
 		var rs []time.Duration
@@ -119,7 +82,7 @@ func main() {
 			}
 			rs = append(rs, time.Since(t0))
 		}
-		fmt.Printf("| rate-limit decision (redis_rate GCRA) against Redis on loopback, 20k sequential | p99 ≤ 1 ms | p50 %s, p99 %s |\n", pct(rs, 0.5).Round(time.Microsecond), pct(rs, 0.99).Round(time.Microsecond))
+		fmt.Printf("| rate-limit decision (redis_rate GCRA) against Redis on loopback, 20k sequential | p99 ≤ 1 ms | p50 %s, p99 %s |\n", benchkit.Pct(rs, 0.5).Round(time.Microsecond), benchkit.Pct(rs, 0.99).Round(time.Microsecond))
 		rc.Close()
 	}
 	l := ratelimit.NewLocal()
@@ -129,5 +92,5 @@ func main() {
 		l.AllowN(context.Background(), fmt.Sprintf("k%d", i%64), ratelimit.PerDay(1<<30), 1)
 		ls = append(ls, time.Since(t0))
 	}
-	fmt.Printf("| rate-limit decision, in-process GCRA (the embedded default), 20k sequential | — | p50 %s, p99 %s |\n", pct(ls, 0.5).Round(10*time.Nanosecond), pct(ls, 0.99).Round(10*time.Nanosecond))
+	fmt.Printf("| rate-limit decision, in-process GCRA (the embedded default), 20k sequential | — | p50 %s, p99 %s |\n", benchkit.Pct(ls, 0.5).Round(10*time.Nanosecond), benchkit.Pct(ls, 0.99).Round(10*time.Nanosecond))
 }

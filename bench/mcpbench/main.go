@@ -11,13 +11,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
-	"sort"
 	"strings"
 	"time"
 
@@ -30,32 +29,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	return v
-}
-
-func pct(d []time.Duration, p float64) time.Duration {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[int(float64(len(d)-1)*p)]
-}
-
 func main() {
-	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	fmt.Println("| measurement | budget | result |")
-	fmt.Println("|---|---|---|")
+	benchkit.Header("")
 	policy := fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}
-	st := must(store.OpenEmbedded(must(os.MkdirTemp("", "mcpbench"))))
+	st := benchkit.Must(store.OpenEmbedded(benchkit.Must(os.MkdirTemp("", "mcpbench"))))
 	sc := engine.New(engine.Options{Fetch: policy})
 	srv := origin.New(origin.Config{AllowPrivate: true, CacheTTL: time.Nanosecond, Allowances: identity.Allowances{Anonymous: 1 << 30}}, st, sc)
 	h := srv.MCPHandler()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	var ds []time.Duration
 	if os.Getenv("CPUPROFILE") != "" {
-		f := must(os.Create(os.Getenv("CPUPROFILE")))
+		f := benchkit.Must(os.Create(os.Getenv("CPUPROFILE")))
 		pprof.StartCPUProfile(f)
 	}
 	for i := 0; i < 3000; i++ {
@@ -77,16 +61,16 @@ func main() {
 		pprof.StopCPUProfile()
 	}
 	ds = ds[500:] // warm-up
-	fmt.Printf("| tools/list via the /api/mcp handler, in-process, 2,500 calls | p50 ≤ 1 ms | p50 %s, p99 %s |\n", pct(ds, 0.5).Round(time.Microsecond), pct(ds, 0.99).Round(time.Microsecond))
+	fmt.Printf("| tools/list via the /api/mcp handler, in-process, 2,500 calls | p50 ≤ 1 ms | p50 %s, p99 %s |\n", benchkit.Pct(ds, 0.5).Round(time.Microsecond), benchkit.Pct(ds, 0.99).Round(time.Microsecond))
 
-	ln := must(net.Listen("tcp", "127.0.0.1:0"))
+	ln := benchkit.Must(net.Listen("tcp", "127.0.0.1:0"))
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs := must(client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/api/mcp", DisableStandaloneSSE: true}, nil))
+	cs := benchkit.Must(client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/api/mcp", DisableStandaloneSSE: true}, nil))
 	plain := engine.New(engine.Options{Fetch: policy})
 	for _, delay := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond} {
-		site := must(fixture.Start(filepath.Join("testdata", "sites", "peer"), fixture.WithDelay(delay)))
+		site := benchkit.Must(fixture.Start(filepath.Join("testdata", "sites", "peer"), fixture.WithDelay(delay)))
 		runs := 60
 		if delay > 0 {
 			runs = 15
@@ -108,7 +92,7 @@ func main() {
 			viaMCP = append(viaMCP, time.Since(t0))
 		}
 		site.Close()
-		d, m := pct(direct[runs/6:], 0.5), pct(viaMCP[runs/6:], 0.5)
+		d, m := benchkit.Pct(direct[runs/6:], 0.5), benchkit.Pct(viaMCP[runs/6:], 0.5)
 		fmt.Printf("| scan_url over MCP (Go SDK client over HTTP, no cache) vs the engine's own scan, peer site +%s per response, %d pairs | overhead ≤ 5%% | engine p50 %s, scan_url p50 %s: +%s (%.1f%%) |\n",
 			delay, runs-runs/6, d.Round(10*time.Microsecond), m.Round(10*time.Microsecond), (m - d).Round(10*time.Microsecond), 100*float64(m-d)/float64(d))
 	}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"io"
 	"net"
 	"net/http"
@@ -20,7 +21,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,80 +31,31 @@ import (
 	"github.com/agentready/agentready/internal/sse"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
-	"github.com/valyala/fasthttp"
 )
 
 var duration = flag.Duration("d", 5*time.Second, "load duration")
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	return v
-}
-
-func rssPeakMB() float64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			var kb float64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")), "%f", &kb)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 func startOrigin(st store.Backend) (string, func()) {
 	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
 	srv := origin.New(origin.Config{AllowPrivate: true}, st, sc)
-	ln := must(net.Listen("tcp", "127.0.0.1:0"))
+	ln := benchkit.Must(net.Listen("tcp", "127.0.0.1:0"))
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Shutdown(context.Background()) }
 }
 
-func load(target string, conns int, d time.Duration) (rps float64, errs int64) {
-	c := &fasthttp.HostClient{Addr: strings.TrimPrefix(strings.SplitN(target, "/api", 2)[0], "http://"), MaxConns: conns}
-	var n, bad atomic.Int64
-	stop := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for i := 0; i < conns; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			req.SetRequestURI(target)
-			for time.Now().Before(stop) {
-				if err := c.Do(req, resp); err != nil || resp.StatusCode() != 200 {
-					bad.Add(1)
-					continue
-				}
-				n.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(n.Load()) / d.Seconds(), bad.Load()
-}
-
 func main() {
 	flag.Parse()
-	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s; load generator in the same process.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	fmt.Println("| measurement | budget | result |")
-	fmt.Println("|---|---|---|")
+	benchkit.Header("; load generator in the same process")
 	sites := filepath.Join("testdata", "sites")
-	full := must(fixture.Start(filepath.Join(sites, "full")))
+	full := benchkit.Must(fixture.Start(filepath.Join(sites, "full")))
 	defer full.Close()
 
 	backends := []struct {
 		name string
 		st   store.Backend
-	}{{"embedded", must(store.OpenEmbedded(must(os.MkdirTemp("", "originbench"))))}}
+	}{{"embedded", benchkit.Must(store.OpenEmbedded(benchkit.Must(os.MkdirTemp("", "originbench"))))}}
 	if u := os.Getenv("REDIS_URL"); u != "" {
-		r := must(store.OpenRedis(context.Background(), u))
+		r := benchkit.Must(store.OpenRedis(context.Background(), u))
 		backends = append(backends, struct {
 			name string
 			st   store.Backend
@@ -113,10 +64,10 @@ func main() {
 	for _, b := range backends {
 		base, stop := startOrigin(b.st)
 		target := base + "/api/scan?format=json&url=" + url.QueryEscape(full.URL)
-		resp := must(http.Get(target))
+		resp := benchkit.Must(http.Get(target))
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		rps, errs := load(target, 64, *duration)
+		rps, errs := benchkit.Load(target, 64, *duration)
 		fmt.Printf("| cached scan JSON (17 KB), %s state, 64 connections, %s | ≥ 20k req/s | %.0f req/s, %d errors |\n", b.name, *duration, rps, errs)
 		stop()
 	}
@@ -125,12 +76,12 @@ func main() {
 	base, stop := startOrigin(backends[0].st)
 	var servers []*fixture.Site
 	for _, name := range []string{"full", "peer", "partial", "empty", "soft404"} {
-		s := must(fixture.Start(filepath.Join(sites, name)))
+		s := benchkit.Must(fixture.Start(filepath.Join(sites, name)))
 		defer s.Close()
 		servers = append(servers, s)
 	}
 	runtime.GC()
-	before := rssPeakMB()
+	before := benchkit.PeakRSSMB()
 	var wg sync.WaitGroup
 	var failed, completed atomic.Int64
 	start := time.Now()
@@ -164,7 +115,7 @@ func main() {
 		}(i)
 	}
 	wg.Wait()
-	fmt.Printf("| 200 concurrent SSE scans (fresh) of 5 fixture sites, one process | no errors, RSS ≤ 300 MB | %d completed, %d errors in %s; peak RSS %.0f MB (%.0f MB before) |\n", completed.Load(), failed.Load(), time.Since(start).Round(time.Millisecond), rssPeakMB(), before)
+	fmt.Printf("| 200 concurrent SSE scans (fresh) of 5 fixture sites, one process | no errors, RSS ≤ 300 MB | %d completed, %d errors in %s; peak RSS %.0f MB (%.0f MB before) |\n", completed.Load(), failed.Load(), time.Since(start).Round(time.Millisecond), benchkit.PeakRSSMB(), before)
 	stop()
 
 	for _, b := range backends {

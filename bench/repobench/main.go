@@ -10,6 +10,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,18 +19,6 @@ import (
 
 	"github.com/agentready/agentready/engine/repo"
 )
-
-func rssPeakMB() float64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			var kb float64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")), "%f", &kb)
-			return kb / 1024
-		}
-	}
-	return 0
-}
 
 func generate(root string, n int) int64 {
 	var total int64
@@ -63,7 +52,7 @@ func main() {
 	defer os.RemoveAll(root)
 	bytes := generate(root, *files)
 	runtime.GC()
-	before := rssPeakMB()
+	before := benchkit.PeakRSSMB()
 	var best time.Duration
 	var res *repo.Result
 	for i := 0; i < 3; i++ {
@@ -79,5 +68,5 @@ func main() {
 		res = r
 	}
 	fmt.Printf("| `agentready repo` on %d generated files (%.1f MB; Go, TypeScript, Python, JSON), best of 3, %d CPUs | ≤ 2 s for 10,000 files | %s, %d files read; peak RSS %.0f MB (%.0f MB before the scans) |\n",
-		*files, float64(bytes)/1e6, runtime.NumCPU(), best.Round(time.Millisecond), res.Stats.Files, rssPeakMB(), before)
+		*files, float64(bytes)/1e6, runtime.NumCPU(), best.Round(time.Millisecond), res.Stats.Files, benchkit.PeakRSSMB(), before)
 }

@@ -14,12 +14,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,19 +36,6 @@ func scanner() *engine.Scanner {
 	return engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
 }
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	return v
-}
-
-func pct(d []time.Duration, p float64) time.Duration {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[int(float64(len(d)-1)*p)]
-}
-
 func timeScans(sc *engine.Scanner, url string, n int) (p50, p90 time.Duration, st *engine.Stats) {
 	var ds []time.Duration
 	for i := 0; i < n; i++ {
@@ -62,35 +48,21 @@ func timeScans(sc *engine.Scanner, url string, n int) (p50, p90 time.Duration, s
 		ds = append(ds, time.Since(start))
 		st = s
 	}
-	return pct(ds, 0.5), pct(ds, 0.9), st
-}
-
-func rssPeakMB() float64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			var kb float64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")), "%f", &kb)
-			return kb / 1024
-		}
-	}
-	return 0
+	return benchkit.Pct(ds, 0.5), benchkit.Pct(ds, 0.9), st
 }
 
 func main() {
 	flag.Parse()
-	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	fmt.Println("| measurement | budget | result |")
-	fmt.Println("|---|---|---|")
+	benchkit.Header("")
 	sc := scanner()
 
-	peer := must(fixture.Start(filepath.Join(sites, "peer")))
+	peer := benchkit.Must(fixture.Start(filepath.Join(sites, "peer")))
 	defer peer.Close()
 	timeScans(sc, peer.URL, 3) // warm the connection pool
 	p50, p90, st := timeScans(sc, peer.URL, *runs)
 	fmt.Printf("| small site (peer's test site), in-process scan, %d runs | ≤ 140 ms, ≤ 30 requests | p50 %s, p90 %s; %d requests in %d rounds |\n", *runs, p50.Round(10*time.Microsecond), p90.Round(10*time.Microsecond), st.Requests, st.Rounds)
 
-	slow := must(fixture.Start(filepath.Join(sites, "peer"), fixture.WithDelay(100*time.Millisecond)))
+	slow := benchkit.Must(fixture.Start(filepath.Join(sites, "peer"), fixture.WithDelay(100*time.Millisecond)))
 	defer slow.Close()
 	n := *runs / 5
 	if n < 3 {
@@ -99,12 +71,12 @@ func main() {
 	p50, p90, st = timeScans(sc, slow.URL, n)
 	fmt.Printf("| same site, +100 ms per response, %d runs | ≤ 700 ms, ≤ 5 rounds | p50 %s, p90 %s; %d rounds |\n", n, p50.Round(time.Millisecond), p90.Round(time.Millisecond), st.Rounds)
 
-	full := must(fixture.Start(filepath.Join(sites, "full"), fixture.WithDelay(100*time.Millisecond)))
+	full := benchkit.Must(fixture.Start(filepath.Join(sites, "full"), fixture.WithDelay(100*time.Millisecond)))
 	defer full.Close()
 	p50, _, st = timeScans(sc, full.URL, n)
 	fmt.Printf("| full site (MCP handshake, catalog, feeds), +100 ms per response | ≤ 5 rounds | p50 %s; %d requests in %d rounds |\n", p50.Round(time.Millisecond), st.Requests, st.Rounds)
 
-	hung := must(fixture.StartHung())
+	hung := benchkit.Must(fixture.StartHung())
 	start := time.Now()
 	_, err := scanner().Scan(context.Background(), hung.URL, nil)
 	code := "no error"
@@ -116,12 +88,12 @@ func main() {
 
 	var servers []*fixture.Site
 	for _, name := range []string{"full", "peer", "partial", "empty", "soft404"} {
-		s := must(fixture.Start(filepath.Join(sites, name)))
+		s := benchkit.Must(fixture.Start(filepath.Join(sites, name)))
 		defer s.Close()
 		servers = append(servers, s)
 	}
 	runtime.GC()
-	before := rssPeakMB()
+	before := benchkit.PeakRSSMB()
 	var wg sync.WaitGroup
 	start = time.Now()
 	errs := 0
@@ -138,7 +110,7 @@ func main() {
 		}(i)
 	}
 	wg.Wait()
-	fmt.Printf("| 100 concurrent scans of 5 fixture sites, one process (servers in the same process) | < 200 MB RSS | peak RSS %.0f MB (%.0f MB before), %s, %d errors |\n", rssPeakMB(), before, time.Since(start).Round(time.Millisecond), errs)
+	fmt.Printf("| 100 concurrent scans of 5 fixture sites, one process (servers in the same process) | < 200 MB RSS | peak RSS %.0f MB (%.0f MB before), %s, %d errors |\n", benchkit.PeakRSSMB(), before, time.Since(start).Round(time.Millisecond), errs)
 
 	bin := filepath.Join(os.TempDir(), "agentready-bench")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/agentready").CombinedOutput(); err != nil {
@@ -154,5 +126,5 @@ func main() {
 		}
 		ds = append(ds, time.Since(start))
 	}
-	fmt.Printf("| `agentready scan --json` as a process on the small site, 20 runs | ≥ 20× faster than the peer's 2.8 s (≤ 140 ms) | p50 %s, p90 %s |\n", pct(ds, 0.5).Round(100*time.Microsecond), pct(ds, 0.9).Round(100*time.Microsecond))
+	fmt.Printf("| `agentready scan --json` as a process on the small site, 20 runs | ≥ 20× faster than the peer's 2.8 s (≤ 140 ms) | p50 %s, p90 %s |\n", benchkit.Pct(ds, 0.5).Round(100*time.Microsecond), benchkit.Pct(ds, 0.9).Round(100*time.Microsecond))
 }
