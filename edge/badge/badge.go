@@ -5,6 +5,7 @@ package badge
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"sort"
 	"strings"
@@ -82,18 +83,24 @@ func escape(s string) string {
 }
 
 // brightness is the YIQ brightness of a #rgb or #rrggbb colour, 0–1.
-// luminance is WCAG 2's relative luminance of a #rgb or #rrggbb colour.
-func luminance(hex string) float64 {
+// rgb parses #rgb or #rrggbb; anything else is black.
+func rgb(hex string) color.RGBA {
 	h := strings.TrimPrefix(hex, "#")
 	if len(h) == 3 {
 		h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
 	}
-	var r, g, b int
-	if _, err := fmt.Sscanf(h, "%02x%02x%02x", &r, &g, &b); err != nil {
-		return 0
+	c := color.RGBA{A: 255}
+	if _, err := fmt.Sscanf(h, "%02x%02x%02x", &c.R, &c.G, &c.B); err != nil {
+		return color.RGBA{A: 255}
 	}
-	lin := func(v int) float64 {
-		s := float64(v) / 255
+	return c
+}
+
+// luminance is WCAG 2's relative luminance of c.
+func luminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		s := float64(v>>8) / 255
 		if s <= 0.03928 {
 			return s / 12.92
 		}
@@ -105,7 +112,7 @@ func luminance(hex string) float64 {
 // darkText says whether #333 contrasts more with bg than white does. shields.io
 // puts white on its green and yellow (about 2:1); we pick the legible one.
 func darkText(bg string) bool {
-	l := luminance(bg)
+	l := luminance(rgb(bg))
 	return (l+0.05)/(0.033+0.05) > 1.05/(l+0.05)
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"github.com/agentready/agentready/internal/testenv"
 	"image"
 	"image/color"
@@ -116,7 +115,7 @@ func checkRendering(t *testing.T, img image.Image, b Badge, left, right int) {
 		{"label", labelColor, 0, left, left - 10, len([]rune(b.Label))},
 		{"message", b.Color, left, left + right, right - 10, len([]rune(b.Message))},
 	} {
-		want := hexColor(seg.bg)
+		want := rgb(seg.bg)
 		// The background, sampled above the text (the gradient shades it by up to 10%).
 		if got := img.At(scale*(seg.x0+seg.x1)/2, scale*2); distance(got, want) > 40 {
 			t.Errorf("%s background is %v, want about %s", seg.name, got, seg.bg)
@@ -133,7 +132,7 @@ func checkRendering(t *testing.T, img image.Image, b Badge, left, right int) {
 						first = x
 					}
 					last = max(last, x)
-					if l := pixelLuminance(c); ink == 1 || math.Abs(l-pixelLuminance(want)) > math.Abs(inkLum-pixelLuminance(want)) {
+					if l := luminance(c); ink == 1 || math.Abs(l-luminance(want)) > math.Abs(inkLum-luminance(want)) {
 						inkLum = l
 					}
 				}
@@ -151,21 +150,10 @@ func checkRendering(t *testing.T, img image.Image, b Badge, left, right int) {
 			t.Errorf("%s text runs into the edge: x %d–%d of %d–%d", seg.name, first, last, scale*seg.x0, scale*seg.x1)
 		}
 		// WCAG's 3:1 at least (shields.io's white on green or yellow is about 2:1).
-		if r := contrast(inkLum, pixelLuminance(want)); r < 3 {
+		if r := contrast(inkLum, luminance(want)); r < 3 {
 			t.Errorf("%s text contrast %.2f:1", seg.name, r)
 		}
 	}
-}
-
-func hexColor(s string) color.RGBA {
-	var c color.RGBA
-	h := s[1:]
-	if len(h) == 3 {
-		h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
-	}
-	fmt.Sscanf(h, "%02x%02x%02x", &c.R, &c.G, &c.B)
-	c.A = 255
-	return c
 }
 
 func distance(a, b color.Color) float64 {
@@ -173,19 +161,6 @@ func distance(a, b color.Color) float64 {
 	br, bg, bb, _ := b.RGBA()
 	d := func(x, y uint32) float64 { return float64(int(x>>8) - int(y>>8)) }
 	return math.Sqrt(d(ar, br)*d(ar, br) + d(ag, bg)*d(ag, bg) + d(ab, bb)*d(ab, bb))
-}
-
-// pixelLuminance is WCAG 2's relative luminance of a rendered pixel.
-func pixelLuminance(c color.Color) float64 {
-	r, g, b, _ := c.RGBA()
-	lin := func(v uint32) float64 {
-		s := float64(v>>8) / 255
-		if s <= 0.03928 {
-			return s / 12.92
-		}
-		return math.Pow((s+0.055)/1.055, 2.4)
-	}
-	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
 }
 
 func contrast(a, b float64) float64 { return (max(a, b) + 0.05) / (min(a, b) + 0.05) }
