@@ -156,7 +156,7 @@ func (h *Handler) cachedFromOrigin(w http.ResponseWriter, r *http.Request) {
 		req.Host = r.Host
 		resp, err := h.p.Fetch(r.Context(), req)
 		if err != nil {
-			writeError(w, 502, "origin_unavailable", "Origin unavailable", "The service behind the edge does not answer; retry shortly.")
+			OriginUnavailable(w)
 			return
 		}
 		defer resp.Body.Close()

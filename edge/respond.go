@@ -28,6 +28,11 @@ func writeError(w http.ResponseWriter, status int, code, title, msg string) {
 	writeJSON(w, status, envelope{Error: title, Code: code, Message: msg, Docs: DocsURL})
 }
 
+// OriginUnavailable answers 502 when the origin does not answer (every platform's forward).
+func OriginUnavailable(w http.ResponseWriter) {
+	writeError(w, http.StatusBadGateway, "origin_unavailable", "Origin unavailable", "The service behind the edge does not answer; retry shortly.")
+}
+
 func methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
 	writeError(w, 405, "method_not_allowed", "Method not allowed", "Use "+allow+".")

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/agentready/agentready/edge/native"
 	"io"
 	"net"
 	"net/http"
@@ -50,13 +51,7 @@ type Host struct {
 	proxy    *httputil.ReverseProxy
 	byName   sync.Map // module name → *instance
 	seq      atomic.Int64
-	cacheMu  sync.Mutex
-	cache    map[string]cacheEntry
-}
-
-type cacheEntry struct {
-	val     []byte
-	expires time.Time
+	cache    native.Cache
 }
 
 type instance struct {
@@ -97,7 +92,7 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wazero compilation cache in %s: %w", o.CacheDir, err)
 	}
-	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 60 * time.Second}, cache: map[string]cacheEntry{}}
+	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 60 * time.Second}}
 	h.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))
 	wasi_snapshot_preview1.MustInstantiate(ctx, h.rt)
 	if err := h.hostFunctions(ctx); err != nil {
@@ -106,19 +101,7 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if h.compiled, err = h.rt.CompileModule(ctx, module); err != nil {
 		return nil, fmt.Errorf("compiling the edge module: %w", err)
 	}
-	h.proxy = &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u)
-			pr.Out.Host = pr.In.Host
-			pr.SetXForwarded()
-		},
-		FlushInterval: -1,
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadGateway)
-			io.WriteString(w, `{"error":"Origin unavailable","code":"origin_unavailable","message":"The service behind the edge does not answer; retry shortly.","docs":"https://github.com/agentready/agentready/blob/main/docs/api.md#error-codes"}`)
-		},
-	}
+	h.proxy = native.OriginProxy(u)
 	h.pool = make(chan *instance, o.Instances)
 	for i := 0; i < o.Instances; i++ {
 		inst, err := h.instantiate(ctx)
@@ -284,14 +267,12 @@ func (h *Host) hostFunctions(ctx context.Context) error {
 	}).Export("rate_allow").
 		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, key, keyLen uint32) uint32 {
 		inst := h.instanceOf(m)
-		h.cacheMu.Lock()
-		e, ok := h.cache[string(read(m, key, keyLen))]
-		h.cacheMu.Unlock()
-		if !ok || time.Now().After(e.expires) {
+		val, ok := h.cache.Get(string(read(m, key, keyLen)), time.Now())
+		if !ok {
 			return 0xFFFFFFFF
 		}
-		inst.lastCache = e.val
-		return uint32(len(e.val))
+		inst.lastCache = val
+		return uint32(len(val))
 	}).Export("cache_get").
 		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n uint32) {
 		inst := h.instanceOf(m)
@@ -299,15 +280,7 @@ func (h *Host) hostFunctions(ctx context.Context) error {
 	}).Export("cache_read").
 		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, key, keyLen, val, valLen, ttl uint32) {
 		k, v := string(read(m, key, keyLen)), bytes.Clone(read(m, val, valLen))
-		h.cacheMu.Lock()
-		if len(h.cache) > 10000 {
-			for x := range h.cache {
-				delete(h.cache, x)
-				break
-			}
-		}
-		h.cache[k] = cacheEntry{val: v, expires: time.Now().Add(time.Duration(ttl) * time.Second)}
-		h.cacheMu.Unlock()
+		h.cache.Put(k, v, time.Now().Add(time.Duration(ttl)*time.Second))
 	}).Export("cache_put").
 		NewFunctionBuilder().WithFunc(func(ctx context.Context, m api.Module, req, n uint32) uint32 {
 		inst := h.instanceOf(m)

@@ -11,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentready/agentready/edge"
@@ -25,13 +24,7 @@ type Platform struct {
 	limiter ratelimit.Limiter
 	proxy   *httputil.ReverseProxy
 	clock   func() time.Time
-	mu      sync.Mutex
-	cache   map[string]entry
-}
-
-type entry struct {
-	val     []byte
-	expires time.Time
+	cache   Cache
 }
 
 // New builds a platform forwarding to origin (e.g. http://127.0.0.1:9090).
@@ -43,21 +36,7 @@ func New(origin string, limiter ratelimit.Limiter) (*Platform, error) {
 	if limiter == nil {
 		limiter = ratelimit.NewLocal()
 	}
-	p := &Platform{origin: u, client: &http.Client{Timeout: 60 * time.Second}, limiter: limiter, clock: time.Now, cache: map[string]entry{}}
-	p.proxy = &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(u)
-			pr.Out.Host = pr.In.Host // the origin builds public URLs from the Host it is asked for
-			pr.SetXForwarded()
-		},
-		FlushInterval: -1, // stream Server-Sent Events as they come
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadGateway)
-			w.Write([]byte(`{"error":"Origin unavailable","code":"origin_unavailable","message":"The service behind the edge does not answer; retry shortly.","docs":"` + edge.DocsURL + `"}`))
-		},
-	}
-	return p, nil
+	return &Platform{origin: u, client: &http.Client{Timeout: 60 * time.Second}, limiter: limiter, clock: time.Now, proxy: OriginProxy(u)}, nil
 }
 
 func (p *Platform) Now() time.Time { return p.clock() }
@@ -91,26 +70,10 @@ func (p *Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, r
 	p.proxy.ServeHTTP(w, r)
 }
 
-func (p *Platform) CacheGet(key string) ([]byte, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e, ok := p.cache[key]
-	if !ok || p.clock().After(e.expires) {
-		return nil, false
-	}
-	return e.val, true
-}
+func (p *Platform) CacheGet(key string) ([]byte, bool) { return p.cache.Get(key, p.clock()) }
 
 func (p *Platform) CachePut(key string, val []byte, ttl time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.cache) > 10000 {
-		for k := range p.cache {
-			delete(p.cache, k)
-			break
-		}
-	}
-	p.cache[key] = entry{val: val, expires: p.clock().Add(ttl)}
+	p.cache.Put(key, val, p.clock().Add(ttl))
 }
 
 // ClientIP is the socket's peer: a directly exposed edge trusts no forwarding header.

@@ -99,9 +99,7 @@ func (p *Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, r
 	}
 	resp, err := p.client.Do(out)
 	if err != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadGateway)
-		io.WriteString(w, `{"error":"Origin unavailable","code":"origin_unavailable","message":"The service behind the edge does not answer; retry shortly.","docs":"`+edge.DocsURL+`"}`)
+		edge.OriginUnavailable(w)
 		return
 	}
 	defer resp.Body.Close()

@@ -12,7 +12,7 @@ import (
 )
 
 // A minimal RESP2 client: one EVAL per decision. go-redis would add about
-// 2 MB gzip to the module (over the Workers free plan's 3 MB limit) for this.
+// 2 MB gzip to the module (over the Workers free plan's 3 MiB limit) for this.
 
 // writeCommand encodes a command as a RESP array of bulk strings.
 func writeCommand(w io.Writer, args ...string) error {

@@ -2,6 +2,8 @@ package workers_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"github.com/agentready/agentready/internal/testenv"
 	"io"
@@ -250,5 +252,23 @@ func BenchmarkWorkerdCPU(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric((ticks()-start)/float64(b.N), "cpu-ms/op")
 		})
+	}
+}
+
+// The Worker must stay deployable on the free plan: wrangler refuses a Worker
+// over 3 MiB after gzip at zlib's default level ("exceeded the size limit of
+// 3 MiB"), and the build is within about 100 KiB of it.
+func TestWorkerFitsTheFreePlan(t *testing.T) {
+	root, _, _ := requirements(t)
+	raw, err := os.ReadFile(filepath.Join(root, "build", "worker", "app.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
+	zw.Write(raw)
+	zw.Close()
+	if gz.Len() > 3<<20 {
+		t.Errorf("build/worker/app.wasm is %d bytes gzipped, over the free plan's 3 MiB: keep heavy imports out of the js build", gz.Len())
 	}
 }
