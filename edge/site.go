@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -91,7 +92,7 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, d doc) {
 	tag := etag(body)
 	hdr.Set("Content-Type", ctype)
 	hdr.Set("ETag", tag)
-	hdr.Set("Cache-Control", "public, max-age="+itoa(d.maxAge))
+	hdr.Set("Cache-Control", "public, max-age="+strconv.Itoa(d.maxAge))
 	hdr.Set("Access-Control-Allow-Origin", "*")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	switch r.URL.Path {
@@ -105,15 +106,10 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, d doc) {
 		return
 	}
 	if r.Method == http.MethodHead {
-		hdr.Set("Content-Length", itoa(len(body)))
+		hdr.Set("Content-Length", strconv.Itoa(len(body)))
 		return
 	}
 	w.Write(body)
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 func marshal(v any) []byte {

@@ -82,7 +82,6 @@ func escape(s string) string {
 	return xmlEscaper.Replace(s)
 }
 
-// brightness is the YIQ brightness of a #rgb or #rrggbb colour, 0–1.
 // rgb parses #rgb or #rrggbb; anything else is black.
 func rgb(hex string) color.RGBA {
 	h := strings.TrimPrefix(hex, "#")

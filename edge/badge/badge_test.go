@@ -58,5 +58,3 @@ func FuzzSVG(f *testing.F) {
 		}
 	})
 }
-
-// isXMLText reports text XML can carry at all (no control characters or invalid UTF-8).
