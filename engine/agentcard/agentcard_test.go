@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
-const corpus = "../../../shared/corpus/a2a/"
+const corpus = "../../../shared/corpus/a2a/" // fuzz seeds only; tests use testenv.Shared
 
 func TestCorpus(t *testing.T) {
 	cases := map[string]struct {
@@ -22,8 +24,16 @@ func TestCorpus(t *testing.T) {
 		"minimal-agent.json":      {false, "", true, []string{"supportedInterfaces"}},
 		"incomplete-agent.json":   {false, "", true, []string{"capabilities", "defaultInputModes", "defaultOutputModes", "skills", "supportedInterfaces"}},
 		"facts-agent-legacy.json": {false, "", true, []string{"supportedInterfaces"}},
+		// v0.3 card with the AP2 extension and modes that are not MIME types
+		"ap2-merchant-agent.json": {true, "0.3", true, nil},
+		"currency-agent-v03.json": {true, "0.3", true, nil},
+		// two supportedInterfaces at different protocol versions
+		"currency-agent-two-interfaces.json": {true, "1.0", true, nil},
+		// legacy: `url` but no protocolVersion or supportedInterfaces
+		"air-ticketing-agent.json": {false, "", true, []string{"supportedInterfaces"}},
 	}
-	files, _ := filepath.Glob(corpus + "*.json")
+	dir := testenv.Shared(t, "corpus/a2a") + "/"
+	files, _ := filepath.Glob(dir + "*.json")
 	if len(files) != len(cases) {
 		t.Fatalf("corpus %d files, table %d", len(files), len(cases))
 	}
@@ -38,7 +48,7 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("%s: %+v", filepath.Base(f), r)
 		}
 	}
-	b, _ := os.ReadFile(corpus + "minimal-agent.json")
+	b, _ := os.ReadFile(dir + "minimal-agent.json")
 	if r, _ := Validate(b); len(r.Findings) != 1 || r.Findings[0] != "skills[0] has no tags" {
 		t.Errorf("minimal: findings %v", r.Findings)
 	}

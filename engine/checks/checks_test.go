@@ -9,13 +9,15 @@ import (
 
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/checks.md")
 
 // The catalog matches CHECKS.md: 58 ids with the same names, 48 of them in the web scan.
 func TestCatalogMatchesSpec(t *testing.T) {
-	spec, err := os.ReadFile("../../../shared/CHECKS.md")
+	spec, err := os.ReadFile(testenv.Shared(t, "CHECKS.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

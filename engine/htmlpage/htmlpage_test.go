@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
-const corpus = "../../../shared/corpus/html/"
+const corpus = "../../../shared/corpus/html/" // fuzz seeds only; tests use testenv.Shared
 
 func TestExtraction(t *testing.T) {
 	base, _ := url.Parse("https://example.com/dir/page")
@@ -66,8 +68,9 @@ func TestCountWords(t *testing.T) {
 
 // The real pages of the corpus, with what a careful reader would count.
 func TestCorpus(t *testing.T) {
+	dir := testenv.Shared(t, "corpus/html")
 	read := func(name string) *Page {
-		b, err := os.ReadFile(filepath.Join(corpus, name))
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package llmstxt
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -89,7 +90,7 @@ func Validate(body []byte, base *url.URL) *Report {
 	seen := map[string]int{}
 	firstContent := true
 	afterTitle := false
-	h1s := 0
+	h1s, looseLinks := 0, 0
 	for i, line := range lines {
 		n := i + 1
 		trim := strings.TrimSpace(line)
@@ -143,7 +144,12 @@ func Validate(body []byte, base *url.URL) *Report {
 		}
 		afterTitle = false
 		if cur == nil {
-			continue // free-form details between the summary and the first section
+			// Free-form details between the summary and the first section; link
+			// items here are counted so a flat list is reported as what it is.
+			if linkItem.MatchString(line) {
+				looseLinks++
+			}
+			continue
 		}
 		if lm := linkItem.FindStringSubmatch(line); lm != nil {
 			cur.Links++
@@ -171,7 +177,11 @@ func Validate(body []byte, base *url.URL) *Report {
 		add(2, Warning, "no blockquote summary (`> one-line description`) after the title")
 	}
 	if len(r.Sections) == 0 {
-		add(0, Error, "no H2 sections with link lists")
+		if looseLinks > 0 {
+			add(0, Error, fmt.Sprintf("no H2 sections with link lists: the %d links form one list with no `## Section` heading above it", looseLinks))
+		} else {
+			add(0, Error, "no H2 sections with link lists")
+		}
 	}
 	for _, s := range r.Sections {
 		if s.Links == 0 {
@@ -181,7 +191,7 @@ func Validate(body []byte, base *url.URL) *Report {
 			add(s.Line, Info, "`## Optional` marks links agents may skip in short contexts")
 		}
 	}
-	if r.Links == 0 {
+	if r.Links == 0 && looseLinks == 0 {
 		add(0, Error, "no markdown links (`- [name](url)`) found")
 	}
 	r.Valid = r.Errors() == 0

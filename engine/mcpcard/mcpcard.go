@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/agentready/agentready/engine/jsonerr"
 )
 
 // Tool is a tool definition as a card or tools/list gives it.
@@ -30,34 +33,25 @@ type Card struct {
 // Valid reports a card that names itself and a Streamable HTTP endpoint.
 func (c *Card) Valid() bool { return c.Name != "" && len(c.Endpoints) > 0 }
 
-// Parse reads a card; base resolves relative endpoints.
+// Parse reads a card; base resolves relative endpoints. Published cards come
+// in several generations (SEP-2127 server cards, registry server.json, the
+// legacy transport.endpoint shape, flat discovery documents, mcpServers maps),
+// so each member is read on its own and tolerated when its type is not the one
+// a rule needs: an unexpected member becomes a note in Findings, never a
+// rejection. Only a body that is not a JSON object is an error, and its text
+// is a plain sentence (jsonerr), never encoding/json's.
 func Parse(body []byte, base *url.URL) (*Card, error) {
-	var raw struct {
-		Name       string `json:"name"`
-		ServerInfo struct {
-			Name string `json:"name"`
-		} `json:"serverInfo"`
-		Remotes []struct {
-			Type string `json:"type"`
-			URL  string `json:"url"`
-		} `json:"remotes"`
-		Transport struct {
-			Type     string `json:"type"`
-			Endpoint string `json:"endpoint"`
-			URL      string `json:"url"`
-		} `json:"transport"`
-		Endpoint     string          `json:"endpoint"`
-		Tools        json.RawMessage `json:"tools"`
-		Capabilities struct {
-			Tools json.RawMessage `json:"tools"`
-		} `json:"capabilities"`
-	}
+	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %v", err)
+		return nil, errors.New("not a JSON object: " + jsonerr.Describe(body, err))
 	}
-	c := &Card{Shape: "unknown", Name: raw.Name}
+	c := &Card{Shape: "unknown"}
+	c.Name = stringMember(raw, "name")
 	if c.Name == "" {
-		c.Name = raw.ServerInfo.Name
+		var info map[string]json.RawMessage
+		if json.Unmarshal(raw["serverInfo"], &info) == nil {
+			c.Name = stringMember(info, "name")
+		}
 	}
 	if c.Name == "" {
 		c.Findings = append(c.Findings, "no `name` (or `serverInfo.name`)")
@@ -67,38 +61,158 @@ func Parse(body []byte, base *url.URL) (*Card, error) {
 			c.Endpoints = append(c.Endpoints, r)
 		}
 	}
-	if len(raw.Remotes) > 0 {
+	var remotes []map[string]json.RawMessage
+	json.Unmarshal(raw["remotes"], &remotes)
+	transport := readTransport(raw["transport"])
+	switch {
+	case len(remotes) > 0:
 		c.Shape = "server-card"
-		for i, r := range raw.Remotes {
-			t := strings.ToLower(r.Type)
+		for i, r := range remotes {
+			typ, u := stringMember(r, "type"), stringMember(r, "url")
+			t := strings.ToLower(typ)
 			switch {
-			case strings.Contains(r.URL, "{"):
-				c.Findings = append(c.Findings, fmt.Sprintf("remotes[%d].url %q is a template; a card served by a site should name its concrete endpoint", i, r.URL))
+			case strings.Contains(u, "{"):
+				c.Findings = append(c.Findings, fmt.Sprintf("remotes[%d].url %q is a template; a card served by a site should name its concrete endpoint", i, u))
 			case t == "streamable-http" || t == "http" || t == "":
-				add(r.URL)
+				add(u)
 			default:
-				c.Findings = append(c.Findings, fmt.Sprintf("remotes[%d] uses transport %q, not streamable-http", i, r.Type))
+				c.Findings = append(c.Findings, fmt.Sprintf("remotes[%d] uses transport %q, not streamable-http", i, typ))
 			}
 		}
-	} else if ep := firstNonEmpty(raw.Transport.Endpoint, raw.Transport.URL, raw.Endpoint); ep != "" {
+	case firstNonEmpty(transport.Endpoint, transport.URL, stringMember(raw, "endpoint"), stringMember(raw, "url")) != "":
 		c.Shape = "legacy"
-		if t := strings.ToLower(raw.Transport.Type); t != "" && t != "streamable-http" && t != "http" {
-			c.Findings = append(c.Findings, fmt.Sprintf("transport type %q is not streamable-http", raw.Transport.Type))
+		ep := firstNonEmpty(transport.Endpoint, transport.URL, stringMember(raw, "endpoint"), stringMember(raw, "url"))
+		if !streamable(transport.Type) {
+			c.Findings = append(c.Findings, fmt.Sprintf("transport type %q is not streamable-http", transport.Type))
 		} else {
 			add(ep)
+		}
+	case len(raw["mcpServers"]) > 0:
+		c.Shape = "servers-map"
+		var servers map[string]map[string]json.RawMessage
+		if json.Unmarshal(raw["mcpServers"], &servers) != nil {
+			c.Findings = append(c.Findings, "`mcpServers` is not an object of servers; ignored")
+		}
+		for _, key := range sortedKeys(servers) {
+			srv := servers[key]
+			t := readTransport(srv["transport"])
+			u := firstNonEmpty(stringMember(srv, "url"), t.URL, t.Endpoint)
+			if u == "" {
+				continue // a package run locally (stdio) has no endpoint to reach
+			}
+			if !streamable(t.Type) {
+				c.Findings = append(c.Findings, fmt.Sprintf("mcpServers.%s uses transport %q, not streamable-http", key, t.Type))
+				continue
+			}
+			add(u)
 		}
 	}
 	if len(c.Endpoints) == 0 {
 		c.Findings = append(c.Findings, "no Streamable HTTP endpoint (`remotes[].url` or `transport.endpoint`)")
 	}
-	for _, src := range []json.RawMessage{raw.Tools, raw.Capabilities.Tools} {
-		var tools []Tool
-		if len(src) > 0 && json.Unmarshal(src, &tools) == nil && len(tools) > 0 {
+	var caps map[string]json.RawMessage
+	if v, ok := raw["capabilities"]; ok && json.Unmarshal(v, &caps) != nil {
+		c.Findings = append(c.Findings, "`capabilities` is not an object (a list of names, say); read as a note only")
+	}
+	for _, src := range []struct {
+		member string
+		body   json.RawMessage
+	}{{"tools", raw["tools"]}, {"capabilities.tools", caps["tools"]}} {
+		if src.member == "capabilities.tools" && !bytes.HasPrefix(bytes.TrimSpace(src.body), []byte("[")) {
+			continue // the MCP capability object ({listChanged}, {supported}), not a list
+		}
+		tools, note := readTools(src.body)
+		if note != "" {
+			c.Findings = append(c.Findings, "`"+src.member+"` "+note)
+		}
+		if len(tools) > 0 {
 			c.Tools = tools
 			break
 		}
 	}
 	return c, nil
+}
+
+// transportMember is `transport` as an object ({type, endpoint|url}) or,
+// in flat documents, a plain string naming the type.
+type transportMember struct {
+	Type     string `json:"type"`
+	Endpoint string `json:"endpoint"`
+	URL      string `json:"url"`
+}
+
+func readTransport(b json.RawMessage) transportMember {
+	var t transportMember
+	if json.Unmarshal(b, &t) != nil {
+		json.Unmarshal(b, &t.Type)
+	}
+	return t
+}
+
+func streamable(typ string) bool {
+	switch strings.ToLower(typ) {
+	case "", "streamable-http", "streamable_http", "streamablehttp", "http", "https":
+		return true
+	}
+	return false
+}
+
+// readTools reads a tool list. Entries that are objects become tools (an
+// entry without inputSchema is kept: Grade says what it lacks); entries that
+// are plain strings are names only ("dynamic" means the server lists them at
+// run time). Anything else is noted and skipped.
+func readTools(b json.RawMessage) ([]Tool, string) {
+	if len(b) == 0 || string(b) == "null" {
+		return nil, ""
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(b, &items) != nil {
+		return nil, "is not a list of tools; ignored"
+	}
+	var tools []Tool
+	var names, skipped int
+	for _, it := range items {
+		var obj map[string]json.RawMessage
+		var name string
+		switch {
+		case json.Unmarshal(it, &obj) == nil:
+			t := Tool{Name: stringMember(obj, "name"), Description: stringMember(obj, "description")}
+			json.Unmarshal(obj["inputSchema"], &t.InputSchema)
+			tools = append(tools, t)
+		case json.Unmarshal(it, &name) == nil:
+			if name != "" && name != "dynamic" && name != "*" {
+				tools = append(tools, Tool{Name: name})
+			}
+			names++
+		default:
+			skipped++
+		}
+	}
+	switch {
+	case skipped > 0:
+		return tools, fmt.Sprintf("has %d entries that are neither tool objects nor names; skipped", skipped)
+	case names > 0:
+		return tools, "lists tools by name only, without descriptions or input schemas"
+	}
+	return tools, ""
+}
+
+// stringMember is m[key] when it is a JSON string, else "".
+func stringMember(m map[string]json.RawMessage, key string) string {
+	var s string
+	if json.Unmarshal(m[key], &s) != nil {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func firstNonEmpty(s ...string) string {

@@ -6,36 +6,90 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
-const corpus = "../../../shared/corpus/mcp/"
+const corpus = "../../../shared/corpus/mcp/" // fuzz seeds only; tests use testenv.Shared
 
+// Every card and registry document in the corpus has its row: what the
+// parser must extract (name, the resolved endpoints, how many tools) and one
+// finding it must report, so a lenient parser cannot silently drop what
+// matters. Cards are resolved against a site's card URL, as the scanner does.
 func TestCorpus(t *testing.T) {
 	cases := map[string]struct {
-		name    string
-		valid   bool
-		finding string
+		name     string
+		endpoint string // "" when none is valid
+		tools    int
+		finding  string
 	}{
-		"registry-with-remote.json":   {"io.github.user/remote-weather", false, "is a template"},
-		"registry-minimal.json":       {"io.github.user/weather", false, "no Streamable HTTP endpoint"},
-		"registry-missing-name.json":  {"", false, "no `name`"},
-		"publisher-template-mcp.json": {"io.github.<owner>/<server-name>", false, "no Streamable HTTP endpoint"},
-		"vscode-mcp.json":             {"", false, "no `name`"}, // a client config, not a server card
+		"registry-with-remote.json":   {"io.github.user/remote-weather", "", 0, "is a template"},
+		"registry-minimal.json":       {"io.github.user/weather", "", 0, "no Streamable HTTP endpoint"},
+		"registry-missing-name.json":  {"", "", 0, "no `name`"},
+		"publisher-template-mcp.json": {"io.github.<owner>/<server-name>", "", 0, "no Streamable HTTP endpoint"},
+		"vscode-mcp.json":             {"", "", 0, "no `name`"}, // a client config, not a server card
+		// legacy transport object; capabilities as {tools: {supported: true}}
+		"adrianub-server-card.json": {"adrianub-web-tools", "https://adrianub.dev/mcp", 0, ""},
+		// only name, description, version and tools without inputSchema
+		"alderpost-server-card.json": {"alderpost-mcp", "", 8, "no Streamable HTTP endpoint"},
+		// registry server.json with packages and a streamable-http remote
+		"github-mcp-server.json": {"io.github.github/github-mcp-server", "https://api.githubcopilot.com/mcp/", 0, ""},
+		// flat pointer document: `url` and `transport` as a string
+		"laisky-mcp-discovery.json": {"laisky-mcp", "https://mcp.laisky.com", 0, ""},
+		// flat card: `transport` a string, capabilities as booleans, two tools
+		"laisky-server-card.json": {"laisky-mcp", "https://mcp.laisky.com", 2, ""},
+		// mcpServers map: one remote (kept), one stdio package (no endpoint)
+		"lamatic-mcp-discovery.json": {"Lamatic.ai", "https://docmcp.lamatic.ai/api/mcp", 0, ""},
+		// relative endpoint; tools, resources and prompts are ["dynamic"]
+		"qdrant-fork-server-card.json": {"mcp-server-qdrant", "https://example.com/mcp", 0, "by name only"},
+		"registry-with-package.json":   {"io.github.user/local-weather", "", 0, "no Streamable HTTP endpoint"},
+		// the registry's "invalid" example (package version "latest")
+		"registry-package-version-latest.json": {"io.github.user/bad-version", "", 0, "no Streamable HTTP endpoint"},
+		// top-level `endpoint`, capabilities.tools holds a description string
+		"scalekit-server-card.json": {"Scalekit MCP Server", "https://mcp.scalekit.com/", 0, ""},
 	}
-	files, _ := filepath.Glob(corpus + "*.json")
+	base, _ := url.Parse("https://example.com/.well-known/mcp/server-card.json")
+	files, _ := filepath.Glob(testenv.Shared(t, "corpus/mcp") + "/*.json")
 	if len(files) != len(cases) {
 		t.Fatalf("corpus %d files, table %d", len(files), len(cases))
 	}
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
-		c, err := Parse(b, nil)
+		c, err := Parse(b, base)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		w := cases[filepath.Base(f)]
-		if c.Name != w.name || c.Valid() != w.valid || !strings.Contains(strings.Join(c.Findings, "|"), w.finding) {
-			t.Errorf("%s: %+v", filepath.Base(f), c)
+		w, ok := cases[filepath.Base(f)]
+		if !ok {
+			t.Errorf("%s has no row", filepath.Base(f))
+			continue
 		}
+		ep := ""
+		if len(c.Endpoints) > 0 {
+			ep = c.Endpoints[0]
+		}
+		if c.Name != w.name || ep != w.endpoint || c.Valid() != (w.name != "" && w.endpoint != "") ||
+			len(c.Tools) != w.tools || !strings.Contains(strings.Join(c.Findings, "|"), w.finding) {
+			t.Errorf("%s: %+v tools=%d", filepath.Base(f), c, len(c.Tools))
+		}
+	}
+}
+
+// A member of an unexpected type that no rule reads is a note, never a
+// rejection, and no message carries encoding/json's words.
+func TestToleratesStrayMembers(t *testing.T) {
+	c, err := Parse([]byte(`{"name":"x","url":"https://a.example/mcp","capabilities":["tools","resources"],
+		"tools":[{"name":"search","description":"Search the catalogue by keyword."},"other",42]}`), nil)
+	if err != nil || !c.Valid() || len(c.Tools) != 2 {
+		t.Fatalf("card with an array of capabilities: %+v %v", c, err)
+	}
+	notes := strings.Join(c.Findings, "|")
+	if !strings.Contains(notes, "`capabilities` is not an object") || !strings.Contains(notes, "neither tool objects nor names") {
+		t.Errorf("notes: %q", notes)
+	}
+	_, err = Parse([]byte("{\"name\": \"x\",}"), nil)
+	if err == nil || strings.Contains(err.Error(), "invalid character") || !strings.Contains(err.Error(), "trailing comma") {
+		t.Errorf("syntax error in plain words: %v", err)
 	}
 }
 

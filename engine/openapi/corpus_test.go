@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 // Every real document in the shared corpus loads, with the operations it declares.
@@ -21,8 +23,10 @@ func TestCorpusLoads(t *testing.T) {
 		"tictactoe-v3.1.yaml":         {"3.1.0", 3},
 		"webhook-example-v3.1.yaml":   {"3.1.0", 0},
 		"xkcd-v3.0.yaml":              {"3.0.0", 2},
+		"apis-guru-swagger2.yaml":     {"2.0", 2},   // Swagger 2.0 in YAML
+		"random-lovecraft-v3.0.yaml":  {"3.0.0", 4}, // empty descriptions, quoted path keys
 	}
-	files, _ := filepath.Glob("../../../shared/corpus/openapi/*")
+	files, _ := filepath.Glob(testenv.Shared(t, "corpus/openapi") + "/*")
 	if len(files) != len(want) {
 		t.Fatalf("corpus has %d files, table has %d", len(files), len(want))
 	}
@@ -46,7 +50,7 @@ func TestCorpusLoads(t *testing.T) {
 
 func loadCorpus(t *testing.T, name string) *Spec {
 	t.Helper()
-	b, err := os.ReadFile("../../../shared/corpus/openapi/" + name)
+	b, err := os.ReadFile(filepath.Join(testenv.Shared(t, "corpus/openapi"), name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
-const corpus = "../../../shared/corpus/robots/"
+const corpus = "../../../shared/corpus/robots/" // fuzz seeds only; tests use testenv.Shared
 
 // Cases from RFC 9309 §2.2 and §5 (longest match, allow wins ties, wildcards,
 // the $ anchor, group merging, product-token matching).
@@ -106,13 +108,24 @@ func TestContentSignals(t *testing.T) {
 
 // Every real file in the corpus parses into the groups its quirks imply.
 func TestCorpus(t *testing.T) {
+	dir := testenv.Shared(t, "corpus/robots")
+	covered := map[string]bool{}
 	read := func(name string) *File {
-		b, err := os.ReadFile(filepath.Join(corpus, name))
+		covered[name] = true
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return Parse(b)
 	}
+	defer func() {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+		for _, f := range files {
+			if !covered[filepath.Base(f)] {
+				t.Errorf("%s has no row in TestCorpus", filepath.Base(f))
+			}
+		}
+	}()
 	f := read("ai-robots-txt.txt")
 	for _, bot := range []string{"GPTBot", "ClaudeBot", "PerplexityBot", "ChatGPT-User"} {
 		if d := f.Check(bot, "/"); d.Allowed || !d.Explicit {
@@ -151,6 +164,32 @@ func TestCorpus(t *testing.T) {
 	f = read("jsr.txt")
 	if len(f.Groups) == 0 {
 		t.Error("jsr: comments inside a group keep it")
+	}
+	for _, name := range []string{"crates-io.txt", "lobsters.txt", "python-org.txt"} {
+		if f = read(name); len(f.Groups) == 0 {
+			t.Errorf("%s: no groups", name)
+		}
+	}
+	f = read("adrianub-dev.txt") // ten groups, each repeating one Content-Signal
+	if len(f.Groups) != 10 || !f.NamesExplicitly("GPTBot") || !f.Check("GPTBot", "/").Allowed || len(f.Sitemaps) != 1 {
+		t.Errorf("adrianub-dev: %d groups, %d sitemaps", len(f.Groups), len(f.Sitemaps))
+	}
+	for _, g := range f.Groups {
+		if len(g.ContentSignals) != 1 || g.ContentSignals[0].Pairs["ai-train"] != "no" {
+			t.Errorf("adrianub-dev: group %v signals %+v", g.Agents, g.ContentSignals)
+		}
+	}
+	f = read("scalekit-docs.txt") // a lone Content-Signal after a blank line stays with the * group
+	if len(f.Groups) != 1 || len(f.Groups[0].ContentSignals) != 1 || f.Groups[0].ContentSignals[0].Pairs["ai-input"] != "yes" {
+		t.Errorf("scalekit-docs: %+v", f.Groups)
+	}
+	f = read("laisky-blog.txt") // RFC 9309: a blank line does not end a group, so the trailing signal is Bytespider's
+	if len(f.Groups) != 8 || f.Check("CCBot", "/").Allowed || !f.Check("ClaudeBot", "/").Allowed || len(f.Groups[7].ContentSignals) != 1 || len(f.Sitemaps) != 1 {
+		t.Errorf("laisky-blog: %d groups", len(f.Groups))
+	}
+	f = read("lamatic-nested-public.txt") // ` *` first line, two * groups (one spelled User-Agent), Host between
+	if len(f.Groups) != 1 || f.Check("x", "/docs/vulnerability-disclosure").Allowed || !f.Check("x", "/docs").Allowed || len(f.Sitemaps) != 2 {
+		t.Errorf("lamatic-nested-public: %d groups, %d sitemaps", len(f.Groups), len(f.Sitemaps))
 	}
 }
 

@@ -2,11 +2,12 @@ package xmldoc
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const corpus = "../../../shared/corpus/"
+	"github.com/agentready/agentready/internal/testenv"
+)
 
 func TestCorpus(t *testing.T) {
 	cases := map[string]Info{
@@ -14,8 +15,9 @@ func TestCorpus(t *testing.T) {
 		"sitemaps/llmstxt-org.xml":               {URLSet, 6, true},
 		"sitemaps/supabase-index.xml":            {SitemapIndex, 2, true},
 	}
+	corpus := testenv.Shared(t, "corpus")
 	for f, want := range cases {
-		b, err := os.ReadFile(corpus + f)
+		b, err := os.ReadFile(filepath.Join(corpus, f))
 		if err != nil {
 			t.Fatal(err)
 		}

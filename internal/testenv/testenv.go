@@ -118,3 +118,30 @@ func Chromium(tb testing.TB) string {
 	Require(tb, "Chromium (apt-get install chromium)")
 	return ""
 }
+
+// Shared is the path of rel inside ../shared, the steering files beside the
+// project (spec, check catalog, corpus). A plain clone has no ../shared: the
+// test is skipped with a message saying so, and fails under CI=true, where
+// .ci/run has it.
+func Shared(tb testing.TB, rel string) string {
+	tb.Helper()
+	p, ok := SharedPath(rel)
+	if !ok {
+		Require(tb, "../shared/"+rel+" (the steering files beside the project; present in CI, absent in a plain clone)")
+	}
+	return p
+}
+
+// SharedPath is Shared without the rule, for fuzz seeds: false when absent.
+func SharedPath(rel string) (string, bool) {
+	p := filepath.Join(filepath.Dir(RepoRoot()), "shared", filepath.FromSlash(rel))
+	_, err := os.Stat(p)
+	return p, err == nil
+}
+
+// OptionalShared is Shared for a part of a test (see Optional).
+func OptionalShared(tb testing.TB, rel string) (string, bool) {
+	tb.Helper()
+	p, ok := SharedPath(rel)
+	return p, Optional(tb, ok, "../shared/"+rel+" (the steering files beside the project; present in CI, absent in a plain clone)")
+}
