@@ -2,8 +2,11 @@ package agentcard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/agentready/agentready/engine/jsonerr"
 )
 
 // Report is the validation result.
@@ -23,7 +26,7 @@ var common = []string{"name", "description", "version", "capabilities", "default
 func Validate(body []byte) (*Report, error) {
 	var card map[string]json.RawMessage
 	if err := json.Unmarshal(body, &card); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %v", err)
+		return nil, errors.New("not a JSON object: " + jsonerr.Describe(body, err))
 	}
 	r := &Report{}
 	str := func(k string) string {

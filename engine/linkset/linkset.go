@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/agentready/agentready/engine/jsonerr"
 )
 
 // Target is one link target object.
@@ -36,7 +38,7 @@ func Parse(body []byte, base *url.URL) (*Linkset, error) {
 		Linkset json.RawMessage `json:"linkset"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, err
+		return nil, errors.New("not a JSON linkset: " + jsonerr.Describe(body, err))
 	}
 	var raw []map[string]json.RawMessage
 	if len(doc.Linkset) == 0 || json.Unmarshal(doc.Linkset, &raw) != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentready/agentready/engine/jsonerr"
 )
 
 // AISite grades /.well-known/ai.json: ok when it is an object with name and capabilities or skills.
@@ -50,7 +53,7 @@ func ParseSkillsIndex(body []byte, v01 bool) (*SkillsIndex, error) {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		var arr []map[string]any
 		if json.Unmarshal(body, &arr) != nil {
-			return nil, fmt.Errorf("not a JSON skills index: %v", err)
+			return nil, errors.New("not a JSON skills index: " + jsonerr.Describe(body, err))
 		}
 		doc.Skills = arr
 	}
@@ -127,7 +130,7 @@ func ParseAuthServer(body []byte, origin string) (*AuthServer, error) {
 		TokenEndpoint string `json:"token_endpoint"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, err
+		return nil, errors.New("not JSON metadata: " + jsonerr.Describe(body, err))
 	}
 	a := &AuthServer{Issuer: m.Issuer, TokenEndpoint: m.TokenEndpoint}
 	if m.Issuer == "" {
@@ -156,7 +159,7 @@ func ParseProtectedResource(body []byte, origin *url.URL) (*ProtectedResource, e
 		AuthorizationServers json.RawMessage `json:"authorization_servers"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, err
+		return nil, errors.New("not JSON metadata: " + jsonerr.Describe(body, err))
 	}
 	p := &ProtectedResource{Resource: m.Resource}
 	if u, err := url.Parse(m.Resource); err != nil || m.Resource == "" || !strings.EqualFold(u.Host, origin.Host) || u.Scheme != origin.Scheme {
