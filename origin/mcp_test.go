@@ -3,7 +3,8 @@ package origin_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentready/agentready/internal/testenv"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -18,7 +19,10 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/origin"
+	"github.com/agentready/agentready/origin/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,7 +36,8 @@ func connect(t *testing.T, o *testOrigin, version string) *mcp.ClientSession {
 	if version != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: o.URL + "/api/mcp", DisableStandaloneSSE: true}, opts)
+	hc := edgetest.LoadContract(t).Client(t) // every answer checked against /openapi.json
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: o.URL + "/api/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, opts)
 	if err != nil {
 		t.Fatalf("connect (%s): %v", version, err)
 	}
@@ -131,7 +136,7 @@ func TestMCPWireProtocol(t *testing.T) {
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := edgetest.LoadContract(t).Client(t).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +177,7 @@ func TestMCPWireProtocol(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
 	req.Header.Set("Origin", "https://evil.example")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 403 {
+	if resp, err := edgetest.LoadContract(t).Client(t).Do(req); err != nil || resp.StatusCode != 403 {
 		t.Errorf("cross-origin browser request: %v %v", resp.StatusCode, err)
 	}
 }
@@ -487,5 +492,296 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	sort.Strings(got.Tools)
 	if !reflect.DeepEqual(got.Tools, toolNames) || got.Checks != 48 || got.ProtocolVersion == "" {
 		t.Errorf("TypeScript client saw %+v", got)
+	}
+}
+
+// rpcDo sends one request to /api/mcp with the transport's usual headers
+// (Content-Type and Accept; an empty value in hdr removes one).
+func rpcDo(t *testing.T, base, method, body string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+"/api/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	resp, err := edgetest.LoadContract(t).Client(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// rpcErr is a JSON-RPC 2.0 error response, checked member by member.
+type rpcErr struct {
+	ID      any
+	Code    int
+	Message string
+	Data    map[string]any
+}
+
+func parseRPCError(t *testing.T, b []byte) rpcErr {
+	t.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatalf("not a JSON object: %.300s", b)
+	}
+	if len(top) != 3 || string(top["jsonrpc"]) != `"2.0"` || top["id"] == nil || top["error"] == nil {
+		t.Fatalf("not a JSON-RPC error response (jsonrpc, id, error): %.300s", b)
+	}
+	var e struct {
+		Code    *float64       `json:"code"`
+		Message string         `json:"message"`
+		Data    map[string]any `json:"data"`
+	}
+	var members map[string]json.RawMessage
+	json.Unmarshal(top["error"], &members)
+	if err := json.Unmarshal(top["error"], &e); err != nil || e.Code == nil || *e.Code != float64(int(*e.Code)) || e.Message == "" {
+		t.Fatalf("error member is not {code: integer, message: string}: %s", top["error"])
+	}
+	for k := range members {
+		if k != "code" && k != "message" && k != "data" {
+			t.Errorf("error member has %q", k)
+		}
+	}
+	var id any
+	json.Unmarshal(top["id"], &id)
+	switch id.(type) {
+	case nil, string, float64:
+	default:
+		t.Errorf("id must be null, a string or a number: %s", top["id"])
+	}
+	return rpcErr{ID: id, Code: int(*e.Code), Message: e.Message, Data: e.Data}
+}
+
+const canary = "ZQX<b>"
+
+var meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// Every way /api/mcp can refuse a request answers a JSON-RPC error object
+// (application/json, "jsonrpc":"2.0", the request's id or null) with a
+// proper HTTP status, and none quotes the request: the canary planted in
+// bodies, headers and names never comes back.
+func TestMCPTransportErrors(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	modern := []string{"MCP-Protocol-Version", "2026-07-28"}
+	with := func(a []string, b ...string) []string { return append(append([]string{}, a...), b...) }
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat(canary, 70<<10/len(canary)) + `"}}`
+	batch := func(n int, first string) string {
+		items := []string{}
+		for i := 0; i < n; i++ {
+			items = append(items, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+1))
+		}
+		if first != "" {
+			items[0] = first
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	for _, tc := range []struct {
+		name, method, body string
+		hdr                []string
+		status, code       int
+		id                 any
+	}{
+		{"GET", "GET", "", nil, 405, -32600, nil},
+		{"DELETE", "DELETE", "", nil, 405, -32600, nil},
+		{"PUT", "PUT", `{}`, nil, 405, -32600, nil},
+		{"PATCH", "PATCH", `{}`, nil, 405, -32600, nil},
+		{"OPTIONS", "OPTIONS", "", nil, 405, -32600, nil},
+		{"text/plain body", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, []string{"Content-Type", "text/plain"}, 415, -32600, nil},
+		{"no content type", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, []string{"Content-Type", ""}, 415, -32600, nil},
+		{"odd content type", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, []string{"Content-Type", "application/" + canary}, 415, -32600, nil},
+		{"no Accept", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, []string{"Accept", ""}, 406, -32600, nil},
+		{"Accept json only", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, []string{"Accept", "application/json"}, 406, -32600, nil},
+		{"Accept event-stream only", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, []string{"Accept", "text/event-stream"}, 406, -32600, nil},
+		{"malformed JSON", "POST", `{"jsonrpc":"2.0","id":1,"method":"` + canary, nil, 400, -32700, nil},
+		{"empty body", "POST", "", nil, 400, -32700, nil},
+		{"blank body", "POST", " \n ", nil, 400, -32700, nil},
+		{"a string", "POST", `"` + canary + `"`, nil, 400, -32600, nil},
+		{"no jsonrpc member", "POST", `{"id":5,"method":"tools/list"}`, nil, 400, -32600, 5.0},
+		{"jsonrpc 1.0", "POST", `{"jsonrpc":"1.0","id":5,"method":"tools/list"}`, nil, 400, -32600, 5.0},
+		{"object id", "POST", `{"jsonrpc":"2.0","id":{"x":"` + canary + `"},"method":"tools/list"}`, nil, 400, -32600, nil},
+		{"numeric method", "POST", `{"jsonrpc":"2.0","id":"a","method":42}`, nil, 400, -32600, "a"},
+		{"response without result", "POST", `{"jsonrpc":"2.0","id":5}`, nil, 400, -32600, 5.0},
+		{"unknown method", "POST", `{"jsonrpc":"2.0","id":5,"method":"` + canary + `"}`, nil, 400, -32601, 5.0},
+		{"unknown method, 2026-07-28", "POST", `{"jsonrpc":"2.0","id":5,"method":"` + canary + `","params":{` + meta2026 + `}}`, with(modern, "Mcp-Method", canary), 404, -32601, 5.0},
+		{"call without id", "POST", `{"jsonrpc":"2.0","method":"tools/list"}`, nil, 400, -32600, nil},
+		{"notification with id", "POST", `{"jsonrpc":"2.0","id":5,"method":"notifications/initialized"}`, nil, 400, -32600, 5.0},
+		{"tools/call without params", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/call"}`, nil, 400, -32600, 5.0},
+		{"unsupported protocol version", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, []string{"MCP-Protocol-Version", canary}, 400, -32022, 5.0},
+		{"future protocol version", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, []string{"MCP-Protocol-Version", "2099-01-01"}, 400, -32022, 5.0},
+		{"body over 64 KiB", "POST", big, nil, 413, -32600, nil},
+		{"cross-origin browser", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, []string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}, 403, -32600, nil},
+		{"Last-Event-ID on POST", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, []string{"Last-Event-ID", canary}, 400, -32600, 5.0},
+		{"Mcp-Method disagrees", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{` + meta2026 + `}}`, with(modern, "Mcp-Method", "server/discover"), 400, -32020, 5.0},
+		{"2026-07-28 without _meta", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{}}`, with(modern, "Mcp-Method", "tools/list"), 400, -32602, 5.0},
+		{"Mcp-Name disagrees", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"scan_url","arguments":{"url":"example.com"},` + meta2026 + `}}`, with(modern, "Mcp-Method", "tools/call", "Mcp-Name", canary), 400, -32020, 5.0},
+		{"unknown tool", "POST", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"` + canary + `","arguments":{}}}`, nil, 200, -32602, 5.0},
+		{"initialize params not an object", "POST", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":"` + canary + `"}`, nil, 200, -32602, 5.0},
+		{"empty batch", "POST", `[]`, nil, 400, -32600, nil},
+		{"batch of 17", "POST", batch(17, ""), nil, 400, -32600, nil},
+		{"batch with a shared id", "POST", batch(2, `{"jsonrpc":"2.0","id":2,"method":"ping"}`), nil, 400, -32600, nil},
+		{"batch with a bad member", "POST", batch(2, `{"jsonrpc":"2.0","id":1,"method":7}`), nil, 400, -32600, nil},
+		{"batch under 2025-06-18", "POST", batch(2, ""), []string{"MCP-Protocol-Version", "2025-06-18"}, 400, -32600, nil},
+		{"batch under 2026-07-28", "POST", batch(2, ""), []string{"MCP-Protocol-Version", "2026-07-28"}, 400, -32600, nil},
+		{"batch initializing 2025-11-25", "POST", batch(2, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil, 400, -32600, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, b := rpcDo(t, o.URL, tc.method, tc.body, tc.hdr...)
+			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %q, want %d application/json: %.300s", resp.StatusCode, resp.Header.Get("Content-Type"), tc.status, b)
+			}
+			e := parseRPCError(t, b)
+			if e.Code != tc.code || e.ID != tc.id {
+				t.Errorf("code %d id %v, want %d %v: %s", e.Code, e.ID, tc.code, tc.id, e.Message)
+			}
+			if strings.Contains(string(b), "ZQX") || strings.Contains(string(b), "Go value") || strings.Contains(string(b), "malformed payload") {
+				t.Errorf("the error quotes the request or a library: %s", b)
+			}
+			if e.Data["docs"] == nil {
+				t.Errorf("no docs link: %s", b)
+			}
+			if tc.code == -32022 && fmt.Sprint(e.Data["supported"]) != fmt.Sprint(mcpserver.ProtocolVersions) {
+				t.Errorf("unsupported version error lists %v", e.Data["supported"])
+			}
+			if tc.status == 405 && resp.Header.Get("Allow") != "POST" {
+				t.Errorf("405 without Allow: POST (%q)", resp.Header.Get("Allow"))
+			}
+		})
+	}
+	resp, b := rpcDo(t, o.URL, "HEAD", "")
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" || len(b) != 0 {
+		t.Errorf("HEAD: %d %q %q", resp.StatusCode, resp.Header.Get("Allow"), b)
+	}
+	edgetest.LoadContract(t).RequireSeen(t, "POST /api/mcp 400", "POST /api/mcp 403", "POST /api/mcp 404", "PUT /api/mcp 405",
+		"POST /api/mcp 406", "POST /api/mcp 413", "POST /api/mcp 415", "POST /api/mcp 200")
+}
+
+// JSON-RPC batches exist only before 2025-06-18; there they are capped at 16
+// messages and 256 KiB of answers, so a small POST cannot draw megabytes.
+func TestMCPBatches(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	calls := func(n int, method string) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s"}`, i+1, method)
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	type answer struct {
+		ID     float64         `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	// The attack of issue 9: 1,000 tools/list in 55 KB drew 21 MB.
+	attack := calls(1000, "tools/list")
+	resp, b := rpcDo(t, o.URL, "POST", attack)
+	if resp.StatusCode != 400 || len(b) > 1024 || parseRPCError(t, b).Code != -32600 {
+		t.Errorf("1,000-call batch: %d, %d bytes for a %d-byte request", resp.StatusCode, len(b), len(attack))
+	}
+	for _, version := range []string{"", "2025-03-26", "2024-11-05"} {
+		resp, b := rpcDo(t, o.URL, "POST", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, "MCP-Protocol-Version", version)
+		var got []answer
+		if resp.StatusCode != 200 || json.Unmarshal(b, &got) != nil || len(got) != 2 || got[0].Result == nil || got[1].Result == nil {
+			t.Errorf("batch under %q: %d %.300s", version, resp.StatusCode, b)
+		}
+	}
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		resp, b := rpcDo(t, o.URL, "POST", calls(2, "ping"), "MCP-Protocol-Version", version)
+		if resp.StatusCode != 400 || !strings.Contains(parseRPCError(t, b).Message, "2025-06-18") {
+			t.Errorf("batch under %s: %d %s", version, resp.StatusCode, b)
+		}
+	}
+	// 16 tools/list would answer about 336 KB: the answers past 256 KiB are withheld, each with an error for its id.
+	body := calls(16, "tools/list")
+	resp, b = rpcDo(t, o.URL, "POST", body)
+	var got []answer
+	if resp.StatusCode != 200 || json.Unmarshal(b, &got) != nil || len(got) != 16 {
+		t.Fatalf("16-call batch: %d %.300s", resp.StatusCode, b)
+	}
+	if len(b) > mcpserver.MaxBatchResponseBytes+16*512 {
+		t.Errorf("16-call batch answered %d bytes, over the %d budget", len(b), mcpserver.MaxBatchResponseBytes)
+	}
+	ids, results, withheld := map[float64]bool{}, 0, 0
+	for _, a := range got {
+		ids[a.ID] = true
+		switch {
+		case a.Result != nil:
+			results++
+		case a.Error != nil && a.Error.Code == -32000 && strings.Contains(a.Error.Message, "on its own"):
+			withheld++
+		default:
+			t.Errorf("answer %v is neither a result nor a withheld-answer error", a.ID)
+		}
+	}
+	if len(ids) != 16 || results == 0 || withheld == 0 {
+		t.Errorf("16-call batch: %d distinct ids, %d results, %d withheld", len(ids), results, withheld)
+	}
+	t.Logf("16 tools/list: %d-byte request, %d-byte answer (%d results, %d withheld)", len(body), len(b), results, withheld)
+	// Notifications only: accepted, nothing to answer.
+	resp, b = rpcDo(t, o.URL, "POST", `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
+	if resp.StatusCode != 202 || len(b) != 0 {
+		t.Errorf("notification batch: %d %q", resp.StatusCode, b)
+	}
+}
+
+// initialize, server/discover and the server card advertise the same
+// capabilities and protocol versions, from one definition in mcpserver.
+func TestMCPCapabilitiesAgree(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	want, _ := json.Marshal(mcpserver.Capabilities())
+	if strings.Contains(string(want), `"listChanged":true`) {
+		t.Errorf("a stateless server cannot notify list changes: %s", want)
+	}
+	_, b := get(t, o.URL+"/.well-known/mcp.json")
+	var card struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+		Remotes      []struct {
+			Versions []string `json:"supportedProtocolVersions"`
+		} `json:"remotes"`
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(b, &card); err != nil || len(card.Remotes) != 1 {
+		t.Fatalf("card: %v", err)
+	}
+	if !jsonEqual(string(card.Capabilities), string(want)) {
+		t.Errorf("card capabilities %s, want %s", card.Capabilities, want)
+	}
+	if !reflect.DeepEqual(card.Remotes[0].Versions, mcpserver.ProtocolVersions) || card.ProtocolVersion != mcpserver.ProtocolVersions[0] {
+		t.Errorf("card versions %v %s", card.Remotes[0].Versions, card.ProtocolVersion)
+	}
+	capsOf := func(resp *http.Response, b []byte) string {
+		var m struct {
+			Result struct {
+				Capabilities    json.RawMessage `json:"capabilities"`
+				ProtocolVersion string          `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(b, &m) != nil || m.Result.Capabilities == nil {
+			t.Fatalf("%d %.300s", resp.StatusCode, b)
+		}
+		return string(m.Result.Capabilities)
+	}
+	for _, v := range mcpserver.ProtocolVersions[1:] {
+		resp, b := rpcDo(t, o.URL, "POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		if got := capsOf(resp, b); !jsonEqual(got, string(want)) {
+			t.Errorf("initialize %s capabilities %s, want %s", v, got, want)
+		}
+		if !strings.Contains(string(b), `"protocolVersion":"`+v+`"`) {
+			t.Errorf("initialize %s was not answered with %s: %.200s", v, v, b)
+		}
+	}
+	resp, b := rpcDo(t, o.URL, "POST", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "server/discover")
+	if got := capsOf(resp, b); !jsonEqual(got, string(want)) {
+		t.Errorf("server/discover capabilities %s, want %s", got, want)
 	}
 }

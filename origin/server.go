@@ -143,6 +143,10 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 		CloseOnShutdown:    true,
 		Logger:             quietLogger{},
 		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
+			if errors.Is(err, fasthttp.ErrBodyTooLarge) && string(ctx.Path()) == "/api/mcp" {
+				mcpTooLarge(ctx)
+				return
+			}
 			if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 				writeError(ctx, apiErr(413, CodePayloadTooLarge, "The request body is larger than the 64 KiB limit; send {\"url\": \"…\"} only."))
 				return
@@ -248,7 +252,8 @@ func (s *Server) route(path string) route {
 		return get("/openapi.json", s.openapi)
 	case path == "/api/mcp":
 		h := s.serveMCP
-		return route{"/api/mcp", map[string]func(*fasthttp.RequestCtx){"POST": h, "GET": h, "DELETE": h}}
+		// Every method reaches the MCP handler, so a wrong one is refused as a JSON-RPC error too.
+		return route{"/api/mcp", map[string]func(*fasthttp.RequestCtx){"POST": h, "GET": h, "DELETE": h, "PUT": h, "PATCH": h, "OPTIONS": h}}
 	case path == "/.well-known/mcp.json", path == "/.well-known/mcp/server-card", path == "/.well-known/mcp/server-card.json":
 		return get("/.well-known/mcp.json", s.serverCard)
 	}
@@ -374,6 +379,16 @@ func (s *Server) serveMCP(ctx *fasthttp.RequestCtx) {
 	h.Set(mcpserver.HeaderCallerSubject, c.Subject)
 	h.Set(mcpserver.HeaderBaseURL, s.baseURL(ctx))
 	s.mcpHTTP(ctx)
+}
+
+// mcpTooLarge answers an /api/mcp body the HTTP server refused for its size
+// the way the MCP handler answers one: a JSON-RPC error object.
+func mcpTooLarge(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Reset()
+	ctx.SetStatusCode(fasthttp.StatusRequestEntityTooLarge)
+	ctx.SetContentType("application/json")
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetBody(mcpserver.TooLargeResponse())
 }
 
 // MCPHandler is the MCP endpoint as a net/http handler (benchmarks, embedding).

@@ -21,6 +21,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/sse"
 	"github.com/agentready/agentready/origin"
@@ -79,7 +80,7 @@ func get(t *testing.T, u string, hdr ...string) (*http.Response, []byte) {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := edgetest.LoadContract(t).Client(t).Do(req) // checked against /openapi.json
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,14 @@ func post(t *testing.T, client *http.Client, u, ctype, body string, hdr ...strin
 	if client == nil {
 		client = http.DefaultClient
 	}
-	resp, err := client.Do(req)
+	// Checked against /openapi.json, whichever transport the caller chose.
+	next := client.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	checked := *client
+	checked.Transport = edgetest.LoadContract(t).Wrap(t, next)
+	resp, err := checked.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +161,7 @@ func TestJSONScanAndCache(t *testing.T) {
 // readStream reads a whole SSE response.
 func readStream(t *testing.T, u string) []sse.Event {
 	t.Helper()
-	resp, err := http.Get(u)
+	resp, err := edgetest.LoadContract(t).Client(t).Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +492,7 @@ func TestRoutesAndOperations(t *testing.T) {
 		{"DELETE", "/api/scan", 405, "method_not_allowed"},
 	} {
 		req, _ := http.NewRequest(c.method, o.URL+c.path, nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := edgetest.LoadContract(t).Client(t).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func (c client) do(method, path string, body string, hdr ...string) (*http.Respo
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := LoadContract(c.t).Client(c.t).Do(req) // every response is checked against /openapi.json
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -112,6 +112,9 @@ func Run(t *testing.T, start Start) {
 	t.Run("routing and identity", func(t *testing.T) { routing(t, c) })
 	t.Run("allowance and x402", func(t *testing.T) { allowance(t, client{t, start(t, Env())}) })
 	t.Run("self-scan", func(t *testing.T) { selfScan(t, c) })
+	LoadContract(t).RequireSeen(t, "GET /api/scan 200", "GET /api/scan 401", "GET /api/scan 402", "GET /api/badge 200", "GET /api/badge 304",
+		"GET /api/badge 400", "POST /api/agent/token 200", "POST /api/agent/token 400", "POST /api/agent/token 429", "POST /api/mcp 200",
+		"GET /.well-known/api-catalog 304", "GET /api/* (unknown) 404")
 }
 
 func discovery(t *testing.T, c client) {
@@ -301,7 +304,7 @@ func routing(t *testing.T, c client) {
 	now := time.Now()
 	tok, _ := ks.Sign(token.Claims{Subject: "anon_mcp", Scope: token.Scope, Audience: c.base, IssuedAt: now.Unix(), Expires: now.Add(time.Hour).Unix()})
 	cl := mcp.NewClient(&mcp.Implementation{Name: "edge-test", Version: "1"}, nil)
-	hc := &http.Client{Transport: bearer{tok}}
+	hc := &http.Client{Transport: LoadContract(t).Wrap(t, bearer{tok})}
 	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: c.base + "/api/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatalf("MCP through the edge: %v", err)

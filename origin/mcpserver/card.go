@@ -39,7 +39,7 @@ func (s *Server) Card(base string) []byte {
 			"type": "streamable-http", "url": endpoint, "supportedProtocolVersions": ProtocolVersions,
 			"authentication": map[string]any{"required": false, "schemes": []string{"none", "bearer", "apiKey"}},
 		}},
-		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": false}},
+		"capabilities":    Capabilities(),
 		"tools":           tools,
 		"serverInfo":      map[string]any{"name": "agentready", "title": "agentready — agent-readiness scanner", "version": s.d.Version},
 		"transport":       map[string]any{"type": "streamable-http", "endpoint": endpoint},

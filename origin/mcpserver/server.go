@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/agentready/agentready/edge/identity"
@@ -51,10 +52,21 @@ type Server struct {
 	sdk   *mcp.Server
 	tools []*mcp.Tool
 	h     http.Handler
+	raw   http.Handler // the SDK's handler alone (benchmarks compare)
 }
 
-// Protocol versions served (newest first).
-var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+// ProtocolVersions are the versions served (newest first): what the SDK
+// negotiates, what the MCP-Protocol-Version header may name, and what the
+// server card lists.
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// Capabilities is what initialize, server/discover and the server card all
+// advertise. The tool list changes only with a deploy, and a stateless server
+// could not deliver a list_changed notification anyway; nor can it deliver log
+// messages, so logging is not advertised either.
+func Capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}}
+}
 
 // New builds the server.
 func New(d Deps, trustedOrigins ...string) (*Server, error) {
@@ -68,23 +80,41 @@ func New(d Deps, trustedOrigins ...string) (*Server, error) {
 			SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 				c.TTLMs, c.CacheScope = 3_600_000, "public" // the tool list changes only with a deploy
 			},
+			Capabilities:              Capabilities(),
+			SupportedProtocolVersions: ProtocolVersions,
 		})
 	if err := s.register(); err != nil {
 		return nil, err
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: 64 << 10})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: MaxRequestBytes})
 	cop := http.NewCrossOriginProtection()
 	for _, o := range trustedOrigins {
 		if err := cop.AddTrustedOrigin(o); err != nil {
 			return nil, err
 		}
 	}
-	s.h = cop.Handler(h)
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeRPCError(w, http.StatusForbidden, nullID, CodeInvalidRequest, msgCrossOrigin)
+	}))
+	args := map[string][]string{}
+	for _, t := range s.tools {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		raw, _ := t.InputSchema.(json.RawMessage) // addTool stores schemas encoded
+		json.Unmarshal(raw, &schema)
+		for name := range schema.Properties {
+			args[t.Name] = append(args[t.Name], name)
+		}
+		sort.Strings(args[t.Name])
+	}
+	s.raw, s.h = h, cop.Handler(&transportGuard{next: h, args: args})
 	return s, nil
 }
 
-// Handler serves POST /api/mcp (GET and DELETE answer 405, as a stateless server must).
+// Handler serves POST /api/mcp. Every refusal, down to a wrong method (405,
+// as a stateless server must answer GET and DELETE), is a JSON-RPC error object.
 func (s *Server) Handler() http.Handler { return s.h }
 
 // Tools returns the tool definitions, in registration order.
