@@ -1,20 +1,22 @@
 // Command scanbench measures the engine's budgets on loopback fixture sites and
 // prints a markdown table for docs/benchmarks.md:
 //
-//	go run ./bench/scanbench            (or: make bench)
+//		go run ./bench/scanbench            (or: make bench)
 //
-// - full scan of the peer's small site: wall time (p50/p90 over -n runs), requests, rounds;
-// - the same with 100 ms added to every response;
-// - a hung site: time to site_unreachable with the default limits;
-// - 100 concurrent scans of the fixture sites: peak RSS of this process;
-// - the CLI as a process (build, then exec) on the small site, for a like-for-like comparison with the peer's 2.8 s.
+//	  - full scan of the peer's small site: wall time (p50/p90 over -n runs), requests, rounds;
+//	  - the same with 100 ms added to every response, over HTTP/1.1 and over h2/TLS
+//	    (-latency runs only these rows: go run ./bench/scanbench -latency);
+//	  - a hung site: time to site_unreachable with the default limits;
+//	  - 100 concurrent scans of the fixture sites: peak RSS of this process;
+//	  - the CLI as a process (build, then exec) on the small site, for a like-for-like comparison with the peer's 2.8 s.
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
-	"github.com/agentready/agentready/bench/internal/benchkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,18 +24,76 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/fixture"
 )
 
 var (
-	runs  = flag.Int("n", 50, "runs per timing")
-	sites = filepath.Join("testdata", "sites")
+	runs    = flag.Int("n", 50, "runs per timing")
+	latency = flag.Bool("latency", false, "only the +100 ms rows, over HTTP/1.1 and h2/TLS")
+	perHost = flag.Int("perhost", 0, "HTTP/1.1 per-host concurrency cap (0: the default)")
+	sites   = filepath.Join("testdata", "sites")
 )
 
 func scanner() *engine.Scanner {
-	return engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	return engine.New(engine.Options{Fetch: fetch.Config{PerHost: *perHost, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+}
+
+// tlsScanner trusts the fixture's httptest certificate.
+func tlsScanner(site *fixture.Site) *engine.Scanner {
+	pool := x509.NewCertPool()
+	pool.AddCert(site.Certificate())
+	return engine.New(engine.Options{Fetch: fetch.Config{PerHost: *perHost, TLS: &tls.Config{RootCAs: pool}, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+}
+
+// latencyRows scans the peer and full fixture sites with 100 ms added to every
+// response, over plain HTTP/1.1 and over h2/TLS. With every request of a
+// round in flight at once, a scan takes its dependent rounds × 100 ms; the
+// target allows 10% on top.
+func latencyRows(n int) {
+	const delay = 100 * time.Millisecond
+	for _, name := range []string{"peer", "full"} {
+		for _, proto := range []string{"HTTP/1.1", "h2/TLS"} {
+			opts := []fixture.Option{fixture.WithDelay(delay)}
+			if proto == "h2/TLS" {
+				opts = append(opts, fixture.WithTLS())
+			}
+			site := benchkit.Must(fixture.Start(filepath.Join(sites, name), opts...))
+			sc := scanner()
+			if proto == "h2/TLS" {
+				sc = tlsScanner(site)
+			}
+			p50, p90, st := timeScans(sc, site.URL, n)
+			protos := map[string]int{}
+			for _, r := range st.Records {
+				protos[r.Proto]++
+			}
+			target := time.Duration(st.Rounds) * delay * 11 / 10
+			verdict := "met"
+			if p50 > target {
+				verdict = "missed"
+			}
+			fmt.Printf("| %s site, +100 ms per response, %s, %d runs | ≤ %d rounds × 100 ms + 10%% = %s | p50 %s, p90 %s; %d requests in %d rounds (%s); target %s |\n",
+				name, proto, n, st.Rounds, target, p50.Round(time.Millisecond), p90.Round(time.Millisecond), st.Requests, st.Rounds, protoSummary(protos), verdict)
+			site.Close()
+		}
+	}
+}
+
+func protoSummary(m map[string]int) string {
+	s := ""
+	for p, n := range m {
+		if p == "" {
+			p = "no response"
+		}
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d over %s", n, p)
+	}
+	return s
 }
 
 func timeScans(sc *engine.Scanner, url string, n int) (p50, p90 time.Duration, st *engine.Stats) {
@@ -54,6 +114,14 @@ func timeScans(sc *engine.Scanner, url string, n int) (p50, p90 time.Duration, s
 func main() {
 	flag.Parse()
 	benchkit.Header("")
+	n := *runs / 5
+	if n < 3 {
+		n = 3
+	}
+	if *latency {
+		latencyRows(n)
+		return
+	}
 	sc := scanner()
 
 	peer := benchkit.Must(fixture.Start(filepath.Join(sites, "peer")))
@@ -62,19 +130,7 @@ func main() {
 	p50, p90, st := timeScans(sc, peer.URL, *runs)
 	fmt.Printf("| small site (peer's test site), in-process scan, %d runs | ≤ 140 ms, ≤ 30 requests | p50 %s, p90 %s; %d requests in %d rounds |\n", *runs, p50.Round(10*time.Microsecond), p90.Round(10*time.Microsecond), st.Requests, st.Rounds)
 
-	slow := benchkit.Must(fixture.Start(filepath.Join(sites, "peer"), fixture.WithDelay(100*time.Millisecond)))
-	defer slow.Close()
-	n := *runs / 5
-	if n < 3 {
-		n = 3
-	}
-	p50, p90, st = timeScans(sc, slow.URL, n)
-	fmt.Printf("| same site, +100 ms per response, %d runs | ≤ 700 ms, ≤ 5 rounds | p50 %s, p90 %s; %d rounds |\n", n, p50.Round(time.Millisecond), p90.Round(time.Millisecond), st.Rounds)
-
-	full := benchkit.Must(fixture.Start(filepath.Join(sites, "full"), fixture.WithDelay(100*time.Millisecond)))
-	defer full.Close()
-	p50, _, st = timeScans(sc, full.URL, n)
-	fmt.Printf("| full site (MCP handshake, catalog, feeds), +100 ms per response | ≤ 5 rounds | p50 %s; %d requests in %d rounds |\n", p50.Round(time.Millisecond), st.Requests, st.Rounds)
+	latencyRows(n)
 
 	hung := benchkit.Must(fixture.StartHung())
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"sort"
 	"strings"
@@ -29,8 +31,14 @@ type Config struct {
 	RequestTimeout time.Duration // per request, including reading the body
 	MaxBody        int64         // default body cap, after decompression
 	MaxRedirects   int
-	PerHost        int // concurrent requests to one host
+	PerHost        int // concurrent requests to one host over HTTP/1.x (HTTP/2 shares one connection)
 	Policy         AddressPolicy
+	// TLS, when set, is the base TLS client configuration: tests and
+	// benchmarks trust their own certificate with it. nil: system roots.
+	TLS *tls.Config
+	// Resolver, when set, replaces DNS for host names (tests show rebinding
+	// without a DNS server). Every address it returns still passes Policy.
+	Resolver Resolver
 }
 
 // Defaults are the values CHECKS.md fixes.
@@ -72,11 +80,16 @@ func NewClient(cfg Config) *Client {
 	if cfg.PerHost <= 0 {
 		cfg.PerHost = d.PerHost
 	}
-	dialer := &net.Dialer{Timeout: cfg.RequestTimeout, Control: cfg.Policy.control}
+	dialer := newGuardedDialer(cfg.Policy, cfg.RequestTimeout, cfg.Resolver)
+	var tlsConf *tls.Config
+	if cfg.TLS != nil {
+		tlsConf = cfg.TLS.Clone()
+	}
 	t := &http.Transport{
 		Proxy:                  nil, // a proxy would dial on our behalf and bypass the address check
 		DialContext:            dialer.DialContext,
-		ForceAttemptHTTP2:      true,
+		TLSClientConfig:        tlsConf,
+		ForceAttemptHTTP2:      true, // needed with a custom dialer; TLS still runs over the guarded connection
 		TLSHandshakeTimeout:    cfg.RequestTimeout,
 		ResponseHeaderTimeout:  cfg.RequestTimeout,
 		MaxResponseHeaderBytes: 64 << 10,
@@ -84,6 +97,10 @@ func NewClient(cfg Config) *Client {
 		MaxIdleConns:           256,
 		MaxIdleConnsPerHost:    cfg.PerHost,
 		IdleConnTimeout:        30 * time.Second,
+		// HTTP/2's defaults let the server send 4 MiB per stream (1 GiB per
+		// connection) that we buffer before reading: bound what one connection
+		// can park in memory to about one default body cap.
+		HTTP2: &http.HTTP2Config{MaxReceiveBufferPerConnection: 2 << 20, MaxReceiveBufferPerStream: 1 << 20},
 	}
 	return &Client{cfg: cfg, transport: t}
 }
@@ -203,7 +220,8 @@ type Record struct {
 	Accept string
 	Status int
 	Round  int
-	Err    string
+	Proto  string // "HTTP/1.1", "HTTP/2.0"; empty when no response came
+	Err    string // a user-facing cause (see Error), never a library's raw text
 }
 
 // Session is one scan's view of the network: a request cache and an account.
@@ -213,7 +231,7 @@ type Session struct {
 	calls   map[string]*call
 	order   []*call
 	records []Record
-	hosts   map[string]chan struct{}
+	hosts   map[string]*hostState
 }
 
 type call struct {
@@ -223,7 +241,7 @@ type call struct {
 
 // NewSession starts a fresh per-scan cache.
 func (c *Client) NewSession() *Session {
-	return &Session{c: c, calls: map[string]*call{}, hosts: map[string]chan struct{}{}}
+	return &Session{c: c, calls: map[string]*call{}, hosts: map[string]*hostState{}}
 }
 
 // Records returns a copy of every exchange made so far.
@@ -273,7 +291,7 @@ func (s *Session) Do(ctx context.Context, req Request) *Response {
 		case <-c.done:
 			return c.resp
 		case <-ctx.Done():
-			return &Response{RequestURL: req.URL, Err: ctx.Err(), Round: req.Round}
+			return &Response{RequestURL: req.URL, Err: classify(ctx.Err(), hostOf(req.URL), ctx, 0), Round: req.Round}
 		}
 	}
 	c := &call{done: make(chan struct{})}
@@ -285,15 +303,100 @@ func (s *Session) Do(ctx context.Context, req Request) *Response {
 	return c.resp
 }
 
-func (s *Session) hostSlot(host string) chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ch, ok := s.hosts[host]
-	if !ok {
-		ch = make(chan struct{}, s.c.cfg.PerHost)
-		s.hosts[host] = ch
+// hostState limits concurrency to one origin. Over HTTP/1.x each concurrent
+// request needs a connection of its own, so PerHost caps them; over HTTP/2
+// they are streams on one connection and the cap would only split a round
+// into waves. The protocol is known once the first TLS connection is up, so
+// the first https request goes alone and the others wait for its handshake:
+// otherwise each would dial and handshake a connection of its own, which the
+// HTTP/2 pool then throws away.
+type hostState struct {
+	slots   chan struct{}
+	mu      sync.Mutex
+	proto   int  // 0 unknown, 1 HTTP/1.x (or unknown after a failure), 2 HTTP/2
+	probing bool // a request is finding out
+	known   chan struct{}
+}
+
+func (h *hostState) learn(proto int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.proto == 0 {
+		h.proto = proto
+		close(h.known)
 	}
-	return ch
+}
+
+// protoOf reads the protocol negotiated on a connection by ALPN.
+func protoOf(c net.Conn) int {
+	if tc, ok := c.(interface{ ConnectionState() tls.ConnectionState }); ok && tc.ConnectionState().NegotiatedProtocol == "h2" {
+		return 2
+	}
+	return 1
+}
+
+// acquire waits for the right to send a request to u's origin. probe is
+// non-nil when this request is the one that finds out the protocol: it must
+// report it through learn.
+func (s *Session) acquire(ctx context.Context, u *url.URL) (release func(), probe *hostState, err error) {
+	key := u.Scheme + "://" + u.Host
+	s.mu.Lock()
+	h, ok := s.hosts[key]
+	if !ok {
+		h = &hostState{slots: make(chan struct{}, s.c.cfg.PerHost), known: make(chan struct{})}
+		if u.Scheme != "https" {
+			h.proto = 1 // no HTTP/2 without TLS (h2c is not offered by web sites)
+			close(h.known)
+		}
+		s.hosts[key] = h
+	}
+	s.mu.Unlock()
+	// A stalled first handshake must not hold the rest of the round for its
+	// whole timeout: after probeWait the others dial for themselves.
+	probeWait := min(time.Second, s.c.cfg.RequestTimeout/4)
+	var waited <-chan time.Time
+	for {
+		h.mu.Lock()
+		proto, probing, known := h.proto, h.probing, h.known
+		if proto == 0 && !probing {
+			h.probing = true
+			probe = h
+		}
+		h.mu.Unlock()
+		if proto == 2 {
+			return func() {}, nil, nil
+		}
+		if proto == 0 && probing {
+			if waited == nil {
+				timer := time.NewTimer(probeWait)
+				defer timer.Stop()
+				waited = timer.C
+			}
+			select {
+			case <-known:
+				continue
+			case <-waited:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		select {
+		case h.slots <- struct{}{}:
+			return func() { <-h.slots }, probe, nil
+		case <-ctx.Done():
+			if probe != nil {
+				probe.learn(1)
+			}
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Hostname()
+	}
+	return ""
 }
 
 func (s *Session) record(r Record) {
@@ -308,6 +411,7 @@ var ErrTooManyRedirects = errors.New("too many redirects")
 func (s *Session) do(ctx context.Context, req Request) *Response {
 	start := time.Now()
 	resp := &Response{RequestURL: req.URL, Round: req.Round}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.RequestTimeout)
 	defer cancel()
 	limit := req.MaxBody
@@ -323,12 +427,32 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 	for hop := 0; ; hop++ {
 		u, err := url.Parse(current)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			resp.Err = fmt.Errorf("invalid URL %q", current)
+			msg := "the URL is not an absolute http(s) URL"
+			if hop > 0 {
+				msg = "the page redirects to a URL that is not an absolute http(s) URL"
+			}
+			resp.Err = &Error{Kind: KindInvalidURL, msg: msg, Err: err}
 			break
 		}
-		hr, err := http.NewRequestWithContext(ctx, method, current, bytes.NewReader(body))
+		release, probe, err := s.acquire(ctx, u)
 		if err != nil {
-			resp.Err = err
+			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout)
+			resp.Err = fe
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: "not sent: " + fe.Error()})
+			resp.Elapsed = time.Since(start)
+			return resp
+		}
+		rctx := ctx
+		if probe != nil {
+			rctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { probe.learn(protoOf(i.Conn)) }})
+		}
+		hr, err := http.NewRequestWithContext(rctx, method, current, bytes.NewReader(body))
+		if err != nil {
+			release()
+			if probe != nil {
+				probe.learn(1)
+			}
+			resp.Err = &Error{Kind: KindInvalidURL, msg: "the URL cannot be requested", Err: err}
 			break
 		}
 		if body == nil {
@@ -347,35 +471,32 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		for k, v := range req.Header {
 			hr.Header.Set(k, v)
 		}
-		slot := s.hostSlot(u.Host)
-		select {
-		case slot <- struct{}{}:
-		case <-ctx.Done():
-			resp.Err = ctx.Err()
-			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: "not sent: " + ctx.Err().Error()})
-			resp.Elapsed = time.Since(start)
-			return resp
-		}
 		hresp, err := s.c.transport.RoundTrip(hr)
+		if probe != nil {
+			// Without a connection (DNS, refused, blocked) the protocol stays
+			// unknown: fall back to HTTP/1.x limits rather than probe serially.
+			probe.learn(1)
+		}
 		if err != nil {
-			<-slot
-			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: err.Error()})
-			resp.Err = err
+			release()
+			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout)
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: fe.Error()})
+			resp.Err = fe
 			break
 		}
-		s.record(Record{Method: method, URL: current, Accept: req.Accept, Status: hresp.StatusCode, Round: req.Round})
+		s.record(Record{Method: method, URL: current, Accept: req.Accept, Status: hresp.StatusCode, Round: req.Round, Proto: hresp.Proto})
 		loc := hresp.Header.Get("Location")
 		if !req.NoRedirect && isRedirect(hresp.StatusCode) && loc != "" {
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 64<<10))
 			hresp.Body.Close()
-			<-slot
+			release()
 			next, err := u.Parse(loc)
 			if err != nil {
-				resp.Err = fmt.Errorf("redirect to unparsable Location %q", loc)
+				resp.Err = &Error{Kind: KindBadRedirect, msg: "the page redirects to a Location that is not a valid URL", Err: err}
 				break
 			}
 			if hop+1 > s.c.cfg.MaxRedirects {
-				resp.Err = fmt.Errorf("%w: more than %d", ErrTooManyRedirects, s.c.cfg.MaxRedirects)
+				resp.Err = &Error{Kind: KindRedirects, msg: fmt.Sprintf("the page redirects too many times (more than %d)", s.c.cfg.MaxRedirects), Err: ErrTooManyRedirects}
 				break
 			}
 			resp.Redirects = append(resp.Redirects, next.String())
@@ -390,7 +511,7 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		resp.Header = hresp.Header
 		resp.Body, resp.Truncated, resp.BodyErr = readBody(hresp, limit)
 		hresp.Body.Close()
-		<-slot
+		release()
 		break
 	}
 	resp.Elapsed = time.Since(start)

@@ -1,101 +1,226 @@
 package fetch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrBlockedAddress is returned (wrapped) when a request would reach an address
 // the policy refuses.
 var ErrBlockedAddress = errors.New("address not allowed")
 
+// BlockedError is one refusal by the address policy. Its What is written to
+// complete "<host> resolves to …", so a message can say why without naming the
+// address a name resolved to (which would let a caller map the resolver's view
+// of internal names).
+type BlockedError struct {
+	Addr netip.Addr // the refused address; zero for a port or notation refusal
+	Port int        // the refused port, for a port refusal
+	What string     // "a link-local address", "port 8080", …
+}
+
+func (e *BlockedError) Error() string {
+	if e.Addr.IsValid() {
+		return fmt.Sprintf("%s is %s: %v", e.Addr, e.What, ErrBlockedAddress)
+	}
+	return fmt.Sprintf("%s: %v", e.What, ErrBlockedAddress)
+}
+
+func (e *BlockedError) Unwrap() error { return ErrBlockedAddress }
+
 // AddressPolicy decides which resolved addresses and ports the fetcher may dial.
 type AddressPolicy struct {
 	// AllowPrivate admits loopback, private (RFC 1918, ULA) and CGNAT addresses:
 	// the CLI user scanning their own dev server. Link-local, multicast,
-	// unspecified and cloud-metadata addresses stay refused even then.
+	// unspecified, reserved, documentation and cloud-metadata addresses stay
+	// refused even then.
 	AllowPrivate bool
 	// AllowAnyPort admits ports other than 80 and 443.
 	AllowAnyPort bool
 }
 
+func prefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
+}
+
+func inAny(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
 var (
-	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
-	benchmark  = netip.MustParsePrefix("198.18.0.0/15")
-	thisNet    = netip.MustParsePrefix("0.0.0.0/8")
-	reserved   = netip.MustParsePrefix("240.0.0.0/4")
-	nat64      = netip.MustParsePrefix("64:ff9b::/96")
-	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
-	sixToFour  = netip.MustParsePrefix("2002::/16")
-	teredo     = netip.MustParsePrefix("2001::/32")
-	docV4a     = netip.MustParsePrefix("192.0.2.0/24")
-	docV4b     = netip.MustParsePrefix("198.51.100.0/24")
-	docV4c     = netip.MustParsePrefix("203.0.113.0/24")
-	ietfV4     = netip.MustParsePrefix("192.0.0.0/24")
-	docV6      = netip.MustParsePrefix("2001:db8::/32")
+	cgnat    = netip.MustParsePrefix("100.64.0.0/10")
+	thisNet  = netip.MustParsePrefix("0.0.0.0/8")
+	reserved = netip.MustParsePrefix("240.0.0.0/4") // includes 255.255.255.255
+	// IPv4 ranges that no public web site is on (RFC 6890 and successors):
+	// IETF protocol assignments, the three documentation nets, benchmarking,
+	// and the deprecated 6to4 relay anycast.
+	unroutableV4 = prefixes("192.0.0.0/24", "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "198.18.0.0/15", "192.88.99.0/24")
+
+	ipv4Compatible = netip.MustParsePrefix("::/96")           // RFC 4291 §2.5.5.1, deprecated
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 SIIT
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	teredo         = netip.MustParsePrefix("2001::/32")
+	globalUnicast  = netip.MustParsePrefix("2000::/3")
+	siteLocal      = netip.MustParsePrefix("fec0::/10") // RFC 3879, deprecated
+	// Inside 2000::/3 but not reachable web servers: documentation (old and
+	// RFC 9637), benchmarking, ORCHID and ORCHIDv2.
+	unroutableV6 = prefixes("2001:db8::/32", "3fff::/20", "2001:2::/48", "2001:10::/28", "2001:20::/28")
+
 	// Addresses cloud providers answer instance-metadata requests on, beyond
 	// 169.254.169.254 (which the link-local rule already refuses).
 	metadata = []netip.Addr{
 		netip.MustParseAddr("100.100.100.200"), // Alibaba
+		netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (public space, host-local service)
 		netip.MustParseAddr("fd00:ec2::254"),   // AWS IPv6
 	}
 )
 
-// embeddedV4 returns the IPv4 address carried inside an IPv6 address by the
-// IPv4-mapped, NAT64, 6to4 and Teredo forms, so that a private IPv4 address
-// cannot be reached by spelling it as IPv6.
-func embeddedV4(a netip.Addr) (netip.Addr, bool) {
-	if a.Is4In6() {
-		return a.Unmap(), true
-	}
+// embeddedV4 returns the IPv4 addresses an IPv6 address carries in a form some
+// host or translator on the path would deliver to: mapped, translated,
+// compatible, NAT64, 6to4, Teredo (server and client) and ISATAP. A private
+// IPv4 address must not become reachable by spelling it as IPv6.
+func embeddedV4(a netip.Addr) []netip.Addr {
 	b := a.As16()
+	last := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	switch {
-	case nat64.Contains(a), nat64Local.Contains(a):
-		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case a.IsLoopback(), a.IsUnspecified():
+		return nil // ::1 and :: lie in ::/96 but are IPv6's own
+	case a.Is4In6(), ipv4Translated.Contains(a), ipv4Compatible.Contains(a), nat64.Contains(a), nat64Local.Contains(a):
+		return []netip.Addr{last}
 	case sixToFour.Contains(a):
-		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+		return []netip.Addr{netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})}
 	case teredo.Contains(a):
-		// Teredo stores the client's IPv4 address inverted in the last 32 bits.
-		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), true
+		// The Teredo server's address is in clear; the client's is stored
+		// inverted (RFC 4380 §4).
+		return []netip.Addr{
+			netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]}),
+			netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}),
+		}
+	case (b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe:
+		// ISATAP interface identifier (RFC 5214): ::0:5efe:a.b.c.d or ::200:5efe:a.b.c.d.
+		return []netip.Addr{last}
 	}
-	return netip.Addr{}, false
+	return nil
 }
 
 // CheckAddr reports why the policy refuses addr, or nil if it may be dialled.
+// The error is a *BlockedError wrapping ErrBlockedAddress.
 func (p AddressPolicy) CheckAddr(a netip.Addr) error {
-	a = a.WithZone("")
-	if v4, ok := embeddedV4(a); ok {
-		if err := p.CheckAddr(v4); err != nil {
-			return fmt.Errorf("%s embeds %s: %w", a, v4, err)
-		}
-		return nil
+	if what := p.refuse(a.WithZone("")); what != "" {
+		return &BlockedError{Addr: a, What: what}
+	}
+	return nil
+}
+
+// refuse names the kind of address a is when the policy refuses it, or "".
+func (p AddressPolicy) refuse(a netip.Addr) string {
+	if !a.IsValid() {
+		return "not a valid address"
 	}
 	for _, m := range metadata {
 		if a == m {
-			return fmt.Errorf("%s is a cloud metadata address: %w", a, ErrBlockedAddress)
+			return "a cloud metadata address"
+		}
+	}
+	if a.Is4() {
+		return p.refuse4(a)
+	}
+	switch {
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a.IsLoopback():
+		return p.private("a loopback address")
+	}
+	if inner := embeddedV4(a); inner != nil {
+		if nat64Local.Contains(a) && !p.AllowPrivate {
+			return "a local-use NAT64 address"
+		}
+		rules := p
+		if ipv4Compatible.Contains(a) || ipv4Translated.Contains(a) {
+			// Deprecated or translator-only forms: no dev server is reached
+			// through them (Linux answers "no route" after seconds), so they
+			// carry a public address or nothing, whatever AllowPrivate says.
+			rules.AllowPrivate = false
+		}
+		for _, v4 := range inner {
+			if what := rules.refuse4(v4); what != "" {
+				return "an IPv6 form of " + what
+			}
+		}
+		// These forms exist only to carry the IPv4 address, so it alone
+		// decides. 6to4, Teredo and ISATAP addresses are also IPv6 addresses
+		// in their own right and go on to the IPv6 rules.
+		if a.Is4In6() || ipv4Translated.Contains(a) || ipv4Compatible.Contains(a) || nat64.Contains(a) || nat64Local.Contains(a) {
+			return ""
 		}
 	}
 	switch {
-	case !a.IsValid(), a.IsUnspecified(), thisNet.Contains(a):
-		return fmt.Errorf("%s is unspecified: %w", a, ErrBlockedAddress)
 	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		return fmt.Errorf("%s is link-local: %w", a, ErrBlockedAddress)
-	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		return fmt.Errorf("%s is multicast: %w", a, ErrBlockedAddress)
-	case reserved.Contains(a), a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return fmt.Errorf("%s is reserved: %w", a, ErrBlockedAddress)
-	case docV4a.Contains(a), docV4b.Contains(a), docV4c.Contains(a), docV6.Contains(a), ietfV4.Contains(a), benchmark.Contains(a):
-		return fmt.Errorf("%s is not globally routable: %w", a, ErrBlockedAddress)
+		return "a link-local address"
+	case a.IsMulticast():
+		return "a multicast address"
+	case siteLocal.Contains(a):
+		return "a deprecated site-local address"
+	case a.IsPrivate():
+		return p.private("a private (unique local) address")
+	case !globalUnicast.Contains(a):
+		return "a reserved IPv6 address"
+	case inAny(a, unroutableV6):
+		return "a documentation or benchmarking address, not globally routable"
 	}
-	private := a.IsLoopback() || a.IsPrivate() || cgnat.Contains(a)
-	if private && !p.AllowPrivate {
-		return fmt.Errorf("%s is a private or loopback address: %w", a, ErrBlockedAddress)
+	return ""
+}
+
+func (p AddressPolicy) refuse4(a netip.Addr) string {
+	for _, m := range metadata {
+		if a == m {
+			return "a cloud metadata address"
+		}
 	}
-	return nil
+	switch {
+	case thisNet.Contains(a):
+		return "an unspecified (0.0.0.0/8) address"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address"
+	case a.IsMulticast():
+		return "a multicast address"
+	case reserved.Contains(a):
+		return "a reserved or broadcast address"
+	case inAny(a, unroutableV4):
+		return "a documentation or benchmarking address, not globally routable"
+	case a.IsLoopback():
+		return p.private("a loopback address")
+	case a.IsPrivate():
+		return p.private("a private address")
+	case cgnat.Contains(a):
+		return p.private("a carrier-grade NAT (shared) address")
+	}
+	return ""
+}
+
+func (p AddressPolicy) private(what string) string {
+	if p.AllowPrivate {
+		return ""
+	}
+	return what
 }
 
 // CheckPort reports whether the policy admits the port.
@@ -103,22 +228,133 @@ func (p AddressPolicy) CheckPort(port int) error {
 	if p.AllowAnyPort || port == 80 || port == 443 {
 		return nil
 	}
-	return fmt.Errorf("port %d: only 80 and 443 are scanned: %w", port, ErrBlockedAddress)
+	return &BlockedError{Port: port, What: fmt.Sprintf("port %d is not scanned: only ports 80 and 443 are", port)}
 }
 
 // control runs after DNS resolution, on the exact address about to be dialled.
 func (p AddressPolicy) control(network, address string, _ syscall.RawConn) error {
 	host, portStr, err := net.SplitHostPort(address)
 	if err != nil {
-		return err
+		return &BlockedError{What: "is not an address the scanner can parse"}
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return fmt.Errorf("dial %q: %w", address, ErrBlockedAddress)
+		return &BlockedError{What: "is not an address the scanner can parse"}
 	}
-	port, _ := strconv.Atoi(portStr)
 	if err := p.CheckAddr(a); err != nil {
 		return err
 	}
+	port, _ := strconv.Atoi(portStr)
 	return p.CheckPort(port)
+}
+
+// Resolver looks up the addresses of a host name. *net.Resolver satisfies it;
+// tests give a map, so that rebinding can be shown without DNS.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// guardedDialer dials only addresses the policy admits. The check sits in the
+// dialer's Control hook, which sees the address actually being connected to
+// after resolution, so a name that resolves differently at dial time (DNS
+// rebinding) or a redirect to a private address is caught where it matters.
+type guardedDialer struct {
+	policy   AddressPolicy
+	dialer   *net.Dialer
+	resolver Resolver // nil: the dialer resolves (with happy eyeballs)
+}
+
+func newGuardedDialer(policy AddressPolicy, timeout time.Duration, r Resolver) *guardedDialer {
+	return &guardedDialer{policy: policy, resolver: r, dialer: &net.Dialer{Timeout: timeout, Control: policy.control}}
+}
+
+func (d *guardedDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, &BlockedError{What: "is not an address the scanner can parse"}
+	}
+	if _, err := netip.ParseAddr(host); err != nil && numericHost(host) {
+		// Resolvers differ on "0x7f.1" or "2130706433" (getaddrinfo reads them
+		// as 127.0.0.1, Go's resolver asks DNS): refuse rather than guess.
+		return nil, &BlockedError{What: "is a number in a non-standard IPv4 notation; the scanner does not guess which address it means (write it as dotted decimal)"}
+	}
+	if d.resolver == nil {
+		return d.dialer.DialContext(ctx, network, address)
+	}
+	return d.dialResolved(ctx, network, host, portStr)
+}
+
+// dialResolved resolves through the configured Resolver and tries each
+// address in turn, sharing the dial timeout between them as net.Dialer does.
+func (d *guardedDialer) dialResolved(ctx context.Context, network, host, port string) (net.Conn, error) {
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		family := "ip"
+		switch network {
+		case "tcp4":
+			family = "ip4"
+		case "tcp6":
+			family = "ip6"
+		}
+		addrs, err = d.resolver.LookupNetIP(ctx, family, host)
+		if err != nil {
+			return nil, err
+		}
+		if len(addrs) == 0 {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, &BlockedError{What: "is not an address the scanner can parse"}
+	}
+	var first error
+	for i, a := range addrs {
+		actx := ctx
+		if deadline, ok := ctx.Deadline(); ok {
+			share := time.Until(deadline) / time.Duration(len(addrs)-i)
+			if share < 2*time.Second {
+				share = 2 * time.Second
+			}
+			var cancel context.CancelFunc
+			actx, cancel = context.WithTimeout(ctx, share)
+			defer cancel()
+		}
+		c, err := d.dialer.DialContext(actx, network, netip.AddrPortFrom(a.WithZone(""), uint16(p)).String())
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
+}
+
+// numericHost reports a host that an inet_aton-style parser or the WHATWG URL
+// standard would read as an IPv4 address although it is not dotted decimal:
+// its last label is a number (decimal, 0x-hex or 0-octal), as in 2130706433,
+// 0x7f.1, 127.1 or 0177.0.0.1.
+func numericHost(host string) bool {
+	host = strings.TrimSuffix(host, ".")
+	i := strings.LastIndexByte(host, '.')
+	label := strings.ToLower(host[i+1:])
+	if label == "" {
+		return false
+	}
+	if strings.HasPrefix(label, "0x") {
+		_, err := strconv.ParseUint(label[2:]+"0", 16, 64) // "0x" alone counts as 0
+		return err == nil || errors.Is(err, strconv.ErrRange)
+	}
+	for _, r := range label {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

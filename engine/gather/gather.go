@@ -213,25 +213,9 @@ func Run(ctx context.Context, sess *fetch.Session, target *url.URL) (*Artifacts,
 	return a, nil
 }
 
-// describe turns a transport error into a sentence a site owner can act on.
-func describe(err error) string {
-	s := err.Error()
-	switch {
-	case errors.Is(err, fetch.ErrBlockedAddress):
-		return "it resolves or redirects to a non-public address the scanner does not connect to (" + s + ")"
-	case errors.Is(err, fetch.ErrTooManyRedirects):
-		return "the homepage redirects too many times (" + s + ")"
-	case errors.Is(err, context.DeadlineExceeded), strings.Contains(s, "timeout"):
-		return "the homepage did not answer in time"
-	case strings.Contains(s, "no such host"):
-		return "the domain does not resolve (DNS lookup failed)"
-	case strings.Contains(s, "connection refused"):
-		return "the server refused the connection"
-	case strings.Contains(s, "tls") || strings.Contains(s, "x509") || strings.Contains(s, "certificate"):
-		return "the TLS handshake failed (" + s + ")"
-	}
-	return s
-}
+// describe turns a transport error into a sentence a site owner can act on;
+// fetch words it, so no resolver address or library text reaches a report.
+func describe(err error) string { return fetch.Describe(err) }
 
 func (g *run) robots(p *promise) {
 	a := g.a
