@@ -2,8 +2,6 @@ package fetch
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -20,8 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/andybalholm/brotli"
 )
 
 // Config holds the fetch policy shared by every scan of a Client.
@@ -30,9 +26,15 @@ type Config struct {
 	Origin         string        // sent as the Origin header so CORS can be judged without preflights
 	RequestTimeout time.Duration // per request, including reading the body
 	MaxBody        int64         // default body cap, after decompression
-	MaxRedirects   int
-	PerHost        int // concurrent requests to one host over HTTP/1.x (HTTP/2 shares one connection)
-	Policy         AddressPolicy
+	// MaxScanBytes bounds all the bodies one Session keeps; later bodies are
+	// cut. SharedBodyBytes bounds what all Sessions of the Client keep beyond
+	// their first FreeScanBytes each. See budget.go.
+	MaxScanBytes    int64
+	SharedBodyBytes int64
+	FreeScanBytes   int64
+	MaxRedirects    int
+	PerHost         int // concurrent requests to one host over HTTP/1.x (HTTP/2 shares one connection)
+	Policy          AddressPolicy
 	// TLS, when set, is the base TLS client configuration: tests and
 	// benchmarks trust their own certificate with it. nil: system roots.
 	TLS *tls.Config
@@ -48,8 +50,16 @@ func Defaults() Config {
 		Origin:         "https://agentready.dev",
 		RequestTimeout: 5 * time.Second,
 		MaxBody:        2 << 20,
-		MaxRedirects:   5,
-		PerHost:        8,
+		// A large real site keeps about 8 MiB (a 2 MiB homepage, OpenAPI
+		// document and sitemap, five 512 KiB scripts); an ordinary one under
+		// 256 KiB. The shared pool holds sixteen large scans at once, and
+		// 256 hostile scans stay under 1 GB of resident memory
+		// (docs/benchmarks.md).
+		MaxScanBytes:    16 << 20,
+		SharedBodyBytes: 128 << 20,
+		FreeScanBytes:   256 << 10,
+		MaxRedirects:    5,
+		PerHost:         8,
 	}
 }
 
@@ -57,6 +67,7 @@ func Defaults() Config {
 type Client struct {
 	cfg       Config
 	transport *http.Transport
+	pool      *pool // body memory shared by every session
 }
 
 // NewClient builds a Client; zero fields of cfg take their defaults.
@@ -73,6 +84,15 @@ func NewClient(cfg Config) *Client {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = d.MaxBody
+	}
+	if cfg.MaxScanBytes <= 0 {
+		cfg.MaxScanBytes = d.MaxScanBytes
+	}
+	if cfg.SharedBodyBytes <= 0 {
+		cfg.SharedBodyBytes = d.SharedBodyBytes
+	}
+	if cfg.FreeScanBytes <= 0 {
+		cfg.FreeScanBytes = d.FreeScanBytes
 	}
 	if cfg.MaxRedirects <= 0 {
 		cfg.MaxRedirects = d.MaxRedirects
@@ -102,7 +122,7 @@ func NewClient(cfg Config) *Client {
 		// can park in memory to about one default body cap.
 		HTTP2: &http.HTTP2Config{MaxReceiveBufferPerConnection: 2 << 20, MaxReceiveBufferPerStream: 1 << 20},
 	}
-	return &Client{cfg: cfg, transport: t}
+	return &Client{cfg: cfg, transport: t, pool: newPool(cfg.SharedBodyBytes)}
 }
 
 // Config returns the client's effective configuration.
@@ -161,9 +181,10 @@ type Response struct {
 	Status     int
 	Header     http.Header
 	Body       []byte
-	Truncated  bool
-	Err        error // no HTTP response at all
-	BodyErr    error // the response arrived but its body did not finish (slow or reset)
+	Truncated  bool   // the body is longer than Body (a cap or the budget cut it)
+	Err        error  // no HTTP response at all
+	BodyErr    error  // the response arrived but its body did not finish (slow, reset, or no memory came free)
+	Cut        string // why Body is not the whole body, for people ("" when it is whole)
 	Redirects  []string
 	Round      int
 	Elapsed    time.Duration
@@ -172,9 +193,16 @@ type Response struct {
 // OK reports a 2xx answer.
 func (r *Response) OK() bool { return r != nil && r.Err == nil && r.Status >= 200 && r.Status < 300 }
 
-// Found reports a 2xx answer that is not a soft 404 (an HTML page where a
-// machine-readable document was expected).
-func (r *Response) Found() bool { return r.OK() && r.BodyErr == nil && !r.LooksHTML() }
+// Complete reports a body that arrived whole: not cut by a cap or the budget,
+// not stopped by a timeout or a broken connection.
+func (r *Response) Complete() bool {
+	return r != nil && r.Err == nil && r.Cut == "" && r.BodyErr == nil && !r.Truncated
+}
+
+// Found reports a 2xx answer with its whole body that is not a soft 404 (an
+// HTML page where a machine-readable document was expected). A document that
+// was cut is not judged from its beginning: Cut says why it was not read.
+func (r *Response) Found() bool { return r.OK() && r.Complete() && !r.LooksHTML() }
 
 // ContentType is the lower-cased media type without parameters.
 func (r *Response) ContentType() string {
@@ -232,6 +260,7 @@ type Session struct {
 	order   []*call
 	records []Record
 	hosts   map[string]*hostState
+	acct    *account // its use of the body budget
 }
 
 type call struct {
@@ -241,7 +270,9 @@ type call struct {
 
 // NewSession starts a fresh per-scan cache.
 func (c *Client) NewSession() *Session {
-	return &Session{c: c, calls: map[string]*call{}, hosts: map[string]*hostState{}}
+	s := &Session{c: c, calls: map[string]*call{}, hosts: map[string]*hostState{}}
+	c.track(s)
+	return s
 }
 
 // Records returns a copy of every exchange made so far.
@@ -509,7 +540,7 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		resp.FinalURL = current
 		resp.Status = hresp.StatusCode
 		resp.Header = hresp.Header
-		resp.Body, resp.Truncated, resp.BodyErr = readBody(hresp, limit)
+		s.readBody(ctx, hresp, limit, resp, start)
 		hresp.Body.Close()
 		release()
 		break
@@ -524,34 +555,6 @@ func isRedirect(code int) bool {
 		return true
 	}
 	return false
-}
-
-// readBody reads at most limit decoded bytes; truncated reports a longer body.
-func readBody(resp *http.Response, limit int64) ([]byte, bool, error) {
-	var r io.Reader = resp.Body
-	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, false, err
-		}
-		defer zr.Close()
-		r = zr
-	case "br":
-		r = brotli.NewReader(resp.Body)
-	case "deflate":
-		fr := flate.NewReader(resp.Body)
-		defer fr.Close()
-		r = fr
-	}
-	buf, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if int64(len(buf)) > limit {
-		return buf[:limit], true, nil
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) && len(buf) > 0 {
-		err = nil
-	}
-	return buf, false, err
 }
 
 // Origin is the Origin header this session sends.

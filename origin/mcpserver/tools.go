@@ -496,6 +496,9 @@ func (s *Server) document(ctx context.Context, in DocInput, wellKnown, accept st
 	if d.Status < 200 || d.Status > 299 {
 		return nil, "", &ToolError{fmt.Sprintf("%s answered %d; nothing to validate", target, d.Status)}
 	}
+	if d.Cut != "" { // the beginning of a document is not the document
+		return nil, "", &ToolError{fmt.Sprintf("%s could not be read whole (%s); nothing to validate", target, d.Cut)}
+	}
 	return d.Body, d.URL, nil
 }
 
