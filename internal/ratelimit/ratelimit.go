@@ -1,13 +1,13 @@
 // Package ratelimit decides daily allowances with GCRA. Two limiters share one
 // interface and one conformance test: redis_rate over Redis (several processes
-// share counts) and an in-process GCRA with the same arithmetic as redis_rate's
-// Lua script (the embedded default: no Redis, about 10× faster than running
-// that script in miniredis). The origin and the wasm host both use it.
+// share counts) and an in-process GCRA with redis_rate's semantics (the
+// embedded default: no Redis, about 10× faster than running that script in
+// miniredis). The origin and the wasm host both use it.
 package ratelimit
 
 import (
 	"context"
-	"math"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,6 +24,15 @@ type Limit struct {
 
 // PerDay is n events a day, all usable at once.
 func PerDay(n int) Limit { return Limit{Rate: n, Burst: n, Period: 24 * time.Hour} }
+
+// check refuses limits GCRA has no answer for: redis_rate's script would
+// divide by zero and reply with NaN arithmetic, which reads as "allowed".
+func (l Limit) check(n int) error {
+	if l.Rate <= 0 || l.Period <= 0 || l.Burst < 0 || n < 0 {
+		return fmt.Errorf("ratelimit: invalid limit (rate %d, burst %d, period %s, cost %d): rate and period must be positive, burst and cost not negative", l.Rate, l.Burst, l.Period, n)
+	}
+	return nil
+}
 
 // Result is one decision.
 type Result struct {
@@ -43,17 +52,28 @@ type Limiter interface {
 // Redis is redis_rate over a shared Redis.
 type Redis struct {
 	l      *redis_rate.Limiter
-	c      *redis.Client
 	prefix string
 }
 
+// scripter is what redis_rate needs of a client; tests wrap a real client
+// in it to run the script with a clock they control.
+type scripter interface {
+	redis.Scripter
+	Del(ctx context.Context, keys ...string) *redis.IntCmd
+}
+
 // NewRedis uses c; keys are namespaced by redis_rate ("rate:" + key).
-func NewRedis(c *redis.Client) *Redis { return &Redis{l: redis_rate.NewLimiter(c), c: c} }
+func NewRedis(c *redis.Client) *Redis { return newRedis(c) }
+
+func newRedis(c scripter) *Redis { return &Redis{l: redis_rate.NewLimiter(c)} }
 
 // WithPrefix isolates a set of keys (tests).
-func (r *Redis) WithPrefix(p string) *Redis { return &Redis{l: r.l, c: r.c, prefix: p} }
+func (r *Redis) WithPrefix(p string) *Redis { return &Redis{l: r.l, prefix: p} }
 
 func (r *Redis) AllowN(ctx context.Context, key string, limit Limit, n int) (*Result, error) {
+	if err := limit.check(n); err != nil {
+		return nil, err
+	}
 	res, err := r.l.AllowN(ctx, r.prefix+key, redis_rate.Limit{Rate: limit.Rate, Burst: limit.Burst, Period: limit.Period}, n)
 	if err != nil {
 		return nil, err
@@ -63,60 +83,95 @@ func (r *Redis) AllowN(ctx context.Context, key string, limit Limit, n int) (*Re
 
 func (r *Redis) Reset(ctx context.Context, key string) error { return r.l.Reset(ctx, r.prefix+key) }
 
-// Local is the in-process GCRA.
+// Local is the in-process GCRA. It follows redis_rate's script step for step,
+// but in integer nanoseconds: the script's float seconds (about 2.9e8 since
+// its 2017 epoch, so a unit in the last place is ~60 ns) turn a burst spent at
+// one instant into "now - allow_at = -6e-8" and deny a request the limit
+// admits. In integers the k-th event at one instant leaves exactly
+// (burst-k)·emission, so a burst of b admits b events at once, always.
 type Local struct {
-	mu    sync.Mutex
-	tat   map[string]localEntry
-	now   func() time.Time
-	calls int
+	mu      sync.Mutex
+	tat     map[string]int64 // theoretical arrival time, ns since base; absent = now
+	clock   func() time.Time
+	base    time.Time
+	calls   int // decisions since the last sweep of spent keys
+	sweepAt int
 }
 
-type localEntry struct {
-	tat     float64 // theoretical arrival time, seconds since 2017-01-01 (as redis_rate)
-	expires time.Time
+// NewLocal builds an empty in-process limiter on the real clock.
+func NewLocal() *Local { return NewLocalClock(time.Now) }
+
+// NewLocalClock builds an empty in-process limiter reading now from clock
+// (tests drive it with a fake one). Times are differences from the first
+// reading, so with time.Now they use the monotonic clock and a wall-clock
+// step (NTP, a VM resuming) neither refunds nor spends an allowance.
+func NewLocalClock(clock func() time.Time) *Local {
+	return &Local{tat: map[string]int64{}, clock: clock, base: clock()}
 }
 
-// NewLocal builds an empty in-process limiter.
-func NewLocal() *Local { return &Local{tat: map[string]localEntry{}, now: time.Now} }
+// maxSpan caps emission×count so that tat + increment stays far from int64
+// overflow; 2^60 ns is 36 years, beyond any allowance window.
+const maxSpan = int64(1) << 60
 
-const jan2017 = 1483228800
+func span(emission int64, count int) int64 {
+	if count == 0 {
+		return 0
+	}
+	if emission > maxSpan/int64(count) {
+		return maxSpan
+	}
+	return emission * int64(count)
+}
 
-func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-
-// AllowN follows redis_rate's allowN script step for step.
+// AllowN follows redis_rate's allowN script.
 func (l *Local) AllowN(_ context.Context, key string, limit Limit, n int) (*Result, error) {
+	if err := limit.check(n); err != nil {
+		return nil, err
+	}
+	// Rounded to the nanosecond: for a rate that does not divide the period
+	// the error is under 1 ns per event, against the microsecond clock of Redis.
+	emission := max((int64(limit.Period)+int64(limit.Rate)/2)/int64(limit.Rate), 1)
+	increment := span(emission, n)
+	burstOffset := span(emission, limit.Burst)
+
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t := l.now()
-	now := float64(t.Unix()-jan2017) + float64(t.Nanosecond()/1000)/1e6
-	emission := limit.Period.Seconds() / float64(limit.Rate)
-	increment := emission * float64(n)
-	burstOffset := emission * float64(limit.Burst)
-	tat := now
-	if e, ok := l.tat[key]; ok && t.Before(e.expires) {
-		tat = e.tat
+	now := int64(l.clock().Sub(l.base))
+	tat, ok := l.tat[key]
+	if !ok || tat < now {
+		tat = now
 	}
-	tat = math.Max(tat, now)
 	newTat := tat + increment
 	diff := now - (newTat - burstOffset)
-	remaining := diff / emission
-	if remaining < 0 {
-		return &Result{Limit: limit, Allowed: 0, Remaining: 0, RetryAfter: seconds(-diff), ResetAfter: seconds(tat - now)}, nil
+	if diff < 0 {
+		return &Result{Limit: limit, Allowed: 0, Remaining: 0, RetryAfter: time.Duration(-diff), ResetAfter: time.Duration(tat - now)}, nil
 	}
 	reset := newTat - now
 	if reset > 0 {
-		l.tat[key] = localEntry{tat: newTat, expires: t.Add(time.Duration(math.Ceil(reset)) * time.Second)}
+		l.tat[key] = newTat
+	} else {
+		delete(l.tat, key) // tat ≤ now reads the same as no entry
 	}
+	l.sweep(now)
+	// Integer division truncates as Redis does when it turns the script's
+	// number into an integer reply.
+	return &Result{Limit: limit, Allowed: n, Remaining: int(diff / emission), RetryAfter: -1, ResetAfter: time.Duration(reset)}, nil
+}
+
+// sweep drops keys whose allowance is whole again (Redis lets them expire).
+// The next sweep waits for twice as many decisions as keys it kept, so its
+// cost per decision stays constant however many keys there are.
+func (l *Local) sweep(now int64) {
 	l.calls++
-	if l.calls%4096 == 0 {
-		for k, e := range l.tat {
-			if !t.Before(e.expires) {
-				delete(l.tat, k)
-			}
+	if l.calls < l.sweepAt {
+		return
+	}
+	for k, tat := range l.tat {
+		if tat <= now {
+			delete(l.tat, k)
 		}
 	}
-	// Redis turns the script's Lua number into an integer reply by truncation.
-	return &Result{Limit: limit, Allowed: n, Remaining: int(remaining), RetryAfter: -1, ResetAfter: seconds(reset)}, nil
+	l.calls, l.sweepAt = 0, max(2*len(l.tat), 4096)
 }
 
 func (l *Local) Reset(_ context.Context, key string) error {
