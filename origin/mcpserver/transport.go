@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"regexp"
@@ -110,7 +111,7 @@ const (
 	msgParse          = "Parse error: the body is not valid JSON; send one JSON-RPC 2.0 message, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}."
 	msgNotMessage     = "Invalid request: the body must be a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\" and a string \"method\")."
 	msgVersionTag     = "Invalid request: every message needs \"jsonrpc\": \"2.0\"."
-	msgBadID          = "Invalid request: \"id\" must be a string or a number."
+	msgBadID          = "Invalid request: \"id\" must be a string or an integer."
 	msgBadMethod      = "Invalid request: \"method\" must be a non-empty string."
 	msgNoResult       = "Invalid request: a message without \"method\" is a response and needs an \"id\" and a \"result\" or \"error\"."
 	msgEmptyBatch     = "Invalid request: the batch is empty; send one JSON-RPC message per POST."
@@ -276,9 +277,17 @@ func parseMessage(raw json.RawMessage) (m inbound, id rpcID, code int, msg strin
 			return m, nullID, CodeInvalidRequest, msgBadID
 		}
 		switch v := v.(type) {
-		case string, json.Number:
+		case string:
 			b, _ := json.Marshal(v)
 			m.id, m.isCall = rpcID(b), true
+		case json.Number:
+			// The SDK keeps numeric ids as int64: 1.5 and 1.0 would both
+			// become 1, and two calls with one id lose an answer.
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+				return m, nullID, CodeInvalidRequest, msgBadID
+			}
+			m.id, m.isCall = rpcID(strconv.FormatInt(int64(f), 10)), true
 		default:
 			return m, nullID, CodeInvalidRequest, msgBadID
 		}
