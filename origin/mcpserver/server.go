@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -141,7 +143,15 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, *mcp.C
 	if t.OutputSchema, err = compact(out); err != nil {
 		return err
 	}
-	mcp.AddTool(s.sdk, t, func(ctx context.Context, req *mcp.CallToolRequest, input In) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s.sdk, t, func(ctx context.Context, req *mcp.CallToolRequest, input In) (_ *mcp.CallToolResult, _ any, err error) {
+		// The SDK runs tools on its own goroutines and recovers nothing: a
+		// panic in one would end the whole process.
+		defer func() {
+			if p := recover(); p != nil {
+				slog.Error("MCP tool panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				err = errors.New("the tool failed unexpectedly; retry, and report it if it persists")
+			}
+		}()
 		res, o, err := h(ctx, req, input)
 		if err != nil || o == nil {
 			return res, nil, err

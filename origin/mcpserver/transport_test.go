@@ -180,6 +180,26 @@ func TestArgumentErrorsQuoteNothing(t *testing.T) {
 	}
 }
 
+// A tool that panics answers a tool error; the process (and the next call) lives on.
+func TestToolPanicIsAToolError(t *testing.T) {
+	s, err := New(Deps{ValidateURL: func(string) (string, error) { panic("boom ZQX") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	for range 2 {
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"scan_url","arguments":{"url":"example.com"}}}`
+		req := httptest.NewRequest("POST", "/api/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `"isError":true`) || !strings.Contains(w.Body.String(), "failed unexpectedly") || strings.Contains(w.Body.String(), "ZQX") {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
+
 // Any body through the real SDK: the answer is a JSON-RPC error object, a
 // JSON-RPC answer, or an empty 202, never text and never the request quoted
 // in an error.
