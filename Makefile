@@ -19,7 +19,9 @@ FUZZ_TARGETS := \
 	./engine/repo:FuzzIgnore \
 	./edge/badge:FuzzSVG \
 	./edge/token:FuzzVerify \
-	./edge/workers:FuzzReadReply
+	./edge/workers:FuzzReadReply \
+	./internal/edgetest:FuzzCanonicalPathMatchesOrigin \
+	./internal/edgetest:FuzzScanURLNeverStricter
 
 .PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge docs fmt clean
 

@@ -84,17 +84,33 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 	return out, nil
 }
 
-// FromEnv builds a Config from a lookup function (os.Getenv, Worker env, host secrets).
+// EnvKeys are the settings FromEnv reads, for hosts that hand the edge its
+// environment (internal/stack passes exactly these to the wasip1 module).
+var EnvKeys = []string{"AGENTREADY_BASE_URL", "AGENTREADY_TOKEN_KEYS", "AGENTREADY_API_KEYS", "AGENTREADY_EDGE_SECRET",
+	"AGENTREADY_FREE_DAILY", "AGENTREADY_TOKEN_DAILY", "AGENTREADY_KEY_DAILY", "AGENTREADY_TOKEN_MINTS_HOURLY",
+	"AGENTREADY_BADGE_DAILY", "AGENTREADY_PAYTO", "AGENTREADY_FEE_PAYER"}
+
+// ConfigError names the setting that stopped the edge from starting.
+type ConfigError struct {
+	Setting string
+	Err     error
+}
+
+func (e *ConfigError) Error() string { return e.Setting + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// FromEnv builds a Config from a lookup function (os.Getenv, Worker env, host
+// secrets). It reads the names in EnvKeys and no others.
 func FromEnv(get func(string) string) (Config, error) {
 	c := Config{BaseURL: strings.TrimSuffix(get("AGENTREADY_BASE_URL"), "/"), Payment: x402.Config{PayTo: get("AGENTREADY_PAYTO"), FeePayer: get("AGENTREADY_FEE_PAYER")}}
 	var err error
 	if k := get("AGENTREADY_TOKEN_KEYS"); k != "" {
 		if c.TokenKeys, err = token.ParseKeys(k); err != nil {
-			return c, err
+			return c, &ConfigError{"AGENTREADY_TOKEN_KEYS", err}
 		}
 	}
 	if c.APIKeys, err = ParseAPIKeys(get("AGENTREADY_API_KEYS")); err != nil {
-		return c, err
+		return c, &ConfigError{"AGENTREADY_API_KEYS", err}
 	}
 	c.IdentitySecret = []byte(get("AGENTREADY_EDGE_SECRET"))
 	num := func(name string, def int) int {
@@ -149,7 +165,17 @@ func (h *Handler) base(r *http.Request) string {
 
 // ServeHTTP routes a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
+	// Route, sign and forward one spelling of the path, the one the origin's
+	// router computes: "/api//scan" and "/api/./scan" are /api/scan, charged
+	// as a scan and signed as the origin will verify it.
+	path, ok := CanonicalPath(r.URL)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "invalid_path", "Invalid path", "The path contains an encoded slash (%2F), which no endpoint uses; write the path with plain slashes (see /openapi.json).")
+		return
+	}
+	if path != r.URL.Path || r.URL.RawPath != "" {
+		r.URL.Path, r.URL.RawPath = path, ""
+	}
 	if doc, ok := siteDocs[path]; ok {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			methodNotAllowed(w, "GET, HEAD")
@@ -195,7 +221,7 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 		case err == nil:
 			return identity.Caller{Tier: identity.Token, Subject: c.Subject}, true
 		case errors.Is(err, token.ErrNotBearer):
-			h.challenge(w, r, 401, "invalid_request", "Send the token as Authorization: Bearer <token>.")
+			h.challenge(w, r, 401, "invalid_token", "Send the token as Authorization: Bearer <token> (a token from POST /api/agent/token).")
 		case errors.Is(err, token.ErrScope):
 			h.challenge(w, r, 403, "insufficient_scope", "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
 		default:

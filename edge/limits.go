@@ -41,28 +41,57 @@ func rateHeaders(d Decision, now time.Time) http.Header {
 // forward sends a request to the origin with the caller's signed identity.
 // cost > 0 charges the caller's daily allowance first; cost 0 only reports it
 // in the rate-limit headers (GCRA with no cost spends nothing); cost < 0 skips it.
+//
+// Only requests that can do work are charged: a scan request is checked
+// first with the origin's own syntax rules, and one that fails them is
+// answered here with the allowance shown, unspent. Charging after the origin
+// answers instead would let parallel requests spend more than the allowance
+// (each runs before it is counted), and refunding is not possible with
+// redis_rate's GCRA (its script never stores a TAT at or before now, so the
+// refund of the only outstanding unit is lost) nor in the wasip1 build (the
+// host streams the origin's answer; the module never sees it).
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request, cost int) {
 	c, ok := h.caller(w, r)
 	if !ok {
 		return
 	}
+	body, refused := readBody(r, MaxBody)
+	if refused != nil {
+		refused.write(w)
+		return
+	}
 	if cost > 0 && r.Method != http.MethodGet && r.Method != http.MethodPost {
 		cost = 0 // HEAD, OPTIONS and wrong methods do not scan
+	}
+	if cost > 0 {
+		if refused = checkScan(r, body); refused != nil {
+			cost = 0
+		}
 	}
 	var respHeaders http.Header
 	if cost >= 0 {
 		limit := h.cfg.Allowances.For(c.Tier)
 		d, err := h.p.Allow(r.Context(), "scan:"+c.Key(), limit, day, cost)
-		if err != nil {
+		switch {
+		case err == nil:
+			d.Limit = limit
+			respHeaders = rateHeaders(d, h.p.Now())
+		case refused == nil:
+			w.Header().Set("Retry-After", "5")
 			writeError(w, 503, "rate_limiter_unavailable", "Allowance store unavailable", "The allowance store does not answer; retry in a few seconds.")
 			return
 		}
-		d.Limit = limit
-		respHeaders = rateHeaders(d, h.p.Now())
-		if !d.Allowed && cost > 0 {
-			h.paymentRequired(w, r, respHeaders, c)
+		if err == nil && !d.Allowed && cost > 0 {
+			h.overAllowance(w, r, respHeaders, c)
 			return
 		}
+	}
+	if refused != nil {
+		for k, v := range respHeaders {
+			w.Header()[k] = v
+		}
+		refused.write(w)
+		return
 	}
 	// Only the edge may state who is calling.
 	for _, k := range []string{identity.HeaderCaller, identity.HeaderCallerTS, identity.HeaderCallerSig, identity.HeaderClientIP} {
@@ -75,20 +104,37 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, cost int) {
 	h.p.Forward(w, r, reqHeaders, respHeaders)
 }
 
-// paymentRequired answers 402 with x402 requirements pointing at the paid
+// overAllowance answers a scan over the caller's daily allowance. With a
+// payee configured it is a 402 with x402 requirements pointing at the paid
 // gateway: the v2 PAYMENT-REQUIRED header and a v1 body that also carries the
-// error envelope's fields.
-func (h *Handler) paymentRequired(w http.ResponseWriter, r *http.Request, rate http.Header, c identity.Caller) {
+// error envelope's fields. Without one there is nothing to pay: a 429 that
+// says when the allowance comes back, and no requirements with an empty payTo.
+func (h *Handler) overAllowance(w http.ResponseWriter, r *http.Request, rate http.Header, c identity.Caller) {
 	for k, v := range rate {
 		w.Header()[k] = v
 	}
-	base := h.base(r)
-	msg := fmt.Sprintf("The daily allowance of %d scans for %s callers is used up. Pay 0.10 USDC per scan over x402 at %s/api/v1/scan-gateway, use a token (POST /api/agent/token) or an API key for a higher allowance, or retry after the reset.",
-		h.cfg.Allowances.For(c.Tier), c.Tier, base)
-	req := h.cfg.Payment.Required(base, "daily allowance used up")
-	w.Header().Set("PAYMENT-REQUIRED", req.Header())
 	w.Header().Set("Retry-After", w.Header().Get("RateLimit-Reset"))
 	w.Header().Set("Cache-Control", "no-store")
+	limit := h.cfg.Allowances.For(c.Tier)
+	if h.cfg.Payment.PayTo == "" {
+		wait, _ := strconv.Atoi(w.Header().Get("RateLimit-Reset"))
+		at := h.p.Now().Add(time.Duration(wait) * time.Second).UTC().Format(time.RFC3339)
+		more := ""
+		switch c.Tier {
+		case identity.Anonymous:
+			more = " A bearer token (POST /api/agent/token) or an API key has a higher allowance."
+		case identity.Token:
+			more = " An API key has a higher allowance."
+		}
+		writeError(w, http.StatusTooManyRequests, "allowance_exhausted", "Daily allowance used up",
+			fmt.Sprintf("The daily allowance of %d scans for %s callers is used up; retry after %s (in %s).%s", limit, c.Tier, at, humanWait(wait), more))
+		return
+	}
+	base := h.base(r)
+	msg := fmt.Sprintf("The daily allowance of %d scans for %s callers is used up. Pay 0.10 USDC per scan over x402 at %s/api/v1/scan-gateway, use a token (POST /api/agent/token) or an API key for a higher allowance, or retry after the reset.",
+		limit, c.Tier, base)
+	req := h.cfg.Payment.Required(base, "daily allowance used up")
+	w.Header().Set("PAYMENT-REQUIRED", req.Header())
 	v1 := h.cfg.Payment.V1(base, msg)
 	body := map[string]any{"x402Version": v1.X402Version, "error": v1.Error, "accepts": v1.Accepts,
 		"code": "payment_required", "message": msg, "docs": DocsURL}
@@ -96,4 +142,16 @@ func (h *Handler) paymentRequired(w http.ResponseWriter, r *http.Request, rate h
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusPaymentRequired)
 	w.Write(b)
+}
+
+// humanWait renders seconds as the coarsest honest unit.
+func humanWait(s int) string {
+	if s < 60 {
+		return strconv.Itoa(max(s, 1)) + " s"
+	}
+	m := (s + 59) / 60
+	if m < 60 {
+		return strconv.Itoa(m) + " min"
+	}
+	return fmt.Sprintf("%d h %02d min", m/60, m%60)
 }

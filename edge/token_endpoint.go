@@ -2,7 +2,6 @@ package edge
 
 import (
 	"encoding/json"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -12,10 +11,19 @@ import (
 	"github.com/agentready/agentready/edge/token"
 )
 
+// oauthError is RFC 6749 §5.2's error body and our envelope at once: error
+// is the OAuth code (so OAuth clients read it), code repeats it, message
+// repeats the description, and docs links the list of codes.
 type oauthError struct {
 	Error       string `json:"error"`
 	Description string `json:"error_description"`
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	Docs        string `json:"docs"`
 }
+
+// tokenBodyMax bounds a token request: a grant type and a scope.
+const tokenBodyMax = 16 << 10
 
 // issueToken is the anonymous OAuth 2.0 client-credentials token endpoint
 // (RFC 6749 §4.4, without client authentication: see the authorization
@@ -27,14 +35,18 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "POST")
 		return
 	}
-	fail := func(status int, code, desc string) { writeJSON(w, status, oauthError{code, desc}) }
+	fail := func(status int, code, desc string) { writeJSON(w, status, oauthError{code, desc, code, desc, DocsURL}) }
 	if len(h.cfg.TokenKeys) == 0 {
 		fail(503, "temporarily_unavailable", "token issuance is not configured on this deployment (AGENTREADY_TOKEN_KEYS)")
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<10))
-	if err != nil {
-		fail(400, "invalid_request", "the request body could not be read")
+	body, refused := readBody(r, tokenBodyMax)
+	switch {
+	case refused != nil && refused.Status == http.StatusRequestEntityTooLarge:
+		refused.write(w)
+		return
+	case refused != nil:
+		fail(400, "invalid_request", "the request body could not be read to the end; resend it")
 		return
 	}
 	var grant, scope string
@@ -91,7 +103,7 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request) {
 	now := h.p.Now()
 	tok, err := h.cfg.TokenKeys.Sign(token.Claims{Subject: token.RandomSubject(), Scope: token.Scope, Audience: h.base(r), IssuedAt: now.Unix(), Expires: now.Add(h.cfg.TokenTTL).Unix()})
 	if err != nil {
-		fail(500, "server_error", err.Error())
+		fail(500, "server_error", "the token could not be signed; retry, and report it if it persists")
 		return
 	}
 	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(h.cfg.TokenTTL.Seconds()), "scope": token.Scope})

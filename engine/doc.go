@@ -1,6 +1,8 @@
 // Package engine scans a website for agent readiness: it gathers artifacts
 // (package gather, over the SSRF-safe fetcher of package fetch), runs the 48 web
 // checks (package checks), scores them (package score) and returns a report
-// (package report). It has no server code; the CLI, the HTTP API, the SSE
-// stream and the MCP server all drive it through Scanner.Scan.
+// (package report). ScanRepo does the same for a codebase: the walk of package
+// repo is its gatherer, the 10 level-5 checks judge it. It has no server code;
+// the CLI, the HTTP API, the SSE stream and the MCP server all drive it
+// through Scanner.Scan and ScanRepo.
 package engine

@@ -110,10 +110,8 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Deadline)
 	defer cancel()
 	sess := s.client.NewSession()
-	// The bodies stay in memory until the checks have run; then they no
-	// longer count against the budget the scans share.
-	defer sess.Close()
-	art, err := gather.Run(ctx, sess, target)
+	site := gather.Site{Target: target, Origin: target.Scheme + "://" + target.Host, ScannerOrigin: sess.Origin()}
+	set, err := gather.WebPlan.Run(ctx, sess, site)
 	stats := &Stats{Records: sess.Records(), Rounds: sess.Rounds()}
 	stats.Requests = len(stats.Records)
 	if err != nil {
@@ -133,20 +131,20 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 		return nil, stats, &ScanError{Code: "canceled", Message: "the scan was canceled", Err: ctx.Err()}
 	}
 	emit(Event{Kind: EventGathered, URL: target.String(), Requests: stats.Requests})
-	res := Judge(art, s.opts.Now(), emit)
+	res := Judge(set, s.opts.Now(), emit)
 	stats.Duration = time.Since(start)
 	return res, stats, nil
 }
 
 // Judge runs the web checks over gathered artifacts and scores them.
-func Judge(a *gather.Artifacts, now time.Time, emit func(Event)) *report.Result {
+func Judge(set *gather.Set, now time.Time, emit func(Event)) *report.Result {
 	web := checks.Web()
-	res := &report.Result{URL: a.Target.String(), Timestamp: now.UTC().Truncate(time.Second), Checks: make([]report.Check, 0, len(web))}
+	res := &report.Result{URL: set.Site.Target.String(), Timestamp: now.UTC().Truncate(time.Second), Checks: make([]report.Check, 0, len(web))}
 	for _, c := range web {
 		if emit != nil {
 			emit(Event{Kind: EventCheckStarted, URL: res.URL, Check: report.Check{ID: c.ID, Name: c.Name, Level: c.Level, Category: c.Category}})
 		}
-		r := c.Judge(a)
+		r := c.Judge(set)
 		res.Checks = append(res.Checks, r)
 		if emit != nil {
 			emit(Event{Kind: EventCheckFinished, URL: res.URL, Check: r})
@@ -165,7 +163,6 @@ type Document struct {
 	Status      int
 	ContentType string
 	Body        []byte
-	Cut         string // why Body is not the whole document ("" when it is): do not judge it
 }
 
 // FetchDocument fetches one URL with the scanner's safety rules (address
@@ -175,11 +172,9 @@ func (s *Scanner) FetchDocument(ctx context.Context, rawURL, accept string) (*Do
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &ScanError{Code: "invalid_url", Message: fmt.Sprintf("%q is not an http(s) URL", rawURL)}
 	}
-	sess := s.client.NewSession()
-	defer sess.Close()
-	r := sess.Do(ctx, fetch.Request{URL: u.String(), Accept: accept})
+	r := s.client.NewSession().Do(ctx, fetch.Request{URL: u.String(), Accept: accept})
 	if r.Err != nil {
 		return nil, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s could not be fetched: %v", u, r.Err), Err: fmt.Errorf("%w: %v", ErrUnreachable, r.Err)}
 	}
-	return &Document{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType(), Body: r.Body, Cut: r.Cut}, nil
+	return &Document{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType(), Body: r.Body}, nil
 }

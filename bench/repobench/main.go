@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/repo"
 )
 
@@ -57,7 +58,7 @@ func main() {
 	var res *repo.Result
 	for i := 0; i < 3; i++ {
 		start := time.Now()
-		r, err := repo.Scan(context.Background(), root, repo.Options{})
+		r, err := engine.ScanRepo(context.Background(), root, repo.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/repo"
 	"github.com/agentready/agentready/engine/report"
@@ -52,7 +53,7 @@ func repoCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := repo.Scan(ctx, pos[0], repo.Options{})
+	res, err := engine.ScanRepo(ctx, pos[0], repo.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentready repo: %v\n", err)
 		return exitUsage
@@ -128,7 +129,7 @@ func renderRepo(w io.Writer, r *repo.Result, color bool) {
 
 // withRepo adds the level-5 block of a repository scan to a web report.
 func withRepo(ctx context.Context, res *report.Result, path string) error {
-	rr, err := repo.Scan(ctx, path, repo.Options{Now: func() time.Time { return res.Timestamp }})
+	rr, err := engine.ScanRepo(ctx, path, repo.Options{Now: func() time.Time { return res.Timestamp }})
 	if err != nil {
 		return err
 	}

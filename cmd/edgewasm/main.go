@@ -12,6 +12,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -33,6 +34,7 @@ func init() {
 	cfg, err := edge.FromEnv(os.Getenv)
 	if err != nil {
 		initErr = err
+		fmt.Fprintln(os.Stderr, "edge configuration error:", err)
 		return
 	}
 	handler = edge.New(cfg, wasi.Platform{})
@@ -74,12 +76,14 @@ func handle(n uint32) uint64 {
 	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(in[:n])))
 	switch {
 	case initErr != nil:
-		rec.status = 500
-		rec.h.Set("Content-Type", "text/plain; charset=utf-8")
-		rec.body.WriteString("edge configuration error: " + initErr.Error())
+		var ce *edge.ConfigError
+		setting := ""
+		if errors.As(initErr, &ce) {
+			setting = ce.Setting
+		}
+		edge.Misconfigured(rec, setting) // the cause went to stderr (the host's log) at start
 	case err != nil:
-		rec.status = 400
-		rec.body.WriteString("malformed request")
+		edge.BadRequest(rec)
 	default:
 		handler.ServeHTTP(rec, req)
 	}

@@ -4,7 +4,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"os"
 
 	"github.com/agentready/agentready/edge"
 	workersp "github.com/agentready/agentready/edge/workers"
@@ -17,14 +20,26 @@ func main() {
 		// A Worker starts a fresh Go instance per request: configuration is read each time.
 		cfg, err := edge.FromEnv(cloudflare.Getenv)
 		if err != nil {
-			http.Error(w, "edge configuration error: "+err.Error(), http.StatusInternalServerError)
+			misconfigured(w, err)
 			return
 		}
 		p, err := workersp.New()
 		if err != nil {
-			http.Error(w, "edge configuration error: "+err.Error(), http.StatusInternalServerError)
+			misconfigured(w, err)
 			return
 		}
 		edge.New(cfg, p).ServeHTTP(w, r)
 	}))
+}
+
+// misconfigured tells the caller which setting is wrong and the operator, in
+// the Worker's log (wrangler tail), why.
+func misconfigured(w http.ResponseWriter, err error) {
+	fmt.Fprintln(os.Stderr, "edge configuration error:", err)
+	var ce *edge.ConfigError
+	setting := ""
+	if errors.As(err, &ce) {
+		setting = ce.Setting
+	}
+	edge.Misconfigured(w, setting)
 }

@@ -36,7 +36,7 @@ func New() (*Platform, error) {
 	o := cloudflare.Getenv("ORIGIN_URL")
 	u, err := url.Parse(o)
 	if err != nil || u.Host == "" {
-		return nil, errors.New("ORIGIN_URL is not set to the origin's base URL")
+		return nil, &edge.ConfigError{Setting: "ORIGIN_URL", Err: errors.New("not set to the origin's base URL")}
 	}
 	// syumai/workers v0.32.0's default fetch client panics ("Illegal invocation"):
 	// bind fetch to globalThis explicitly.
@@ -90,7 +90,17 @@ func (p *Platform) Fetch(ctx context.Context, r *http.Request) (*http.Response, 
 func (p *Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, respHeaders http.Header) {
 	var body io.Reader
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		// The handler has read and bounded the body (413 over edge.MaxBody),
+		// so this never truncates; the limit only guards a future caller.
+		b, err := io.ReadAll(io.LimitReader(r.Body, edge.MaxBody+1))
+		switch {
+		case err != nil:
+			edge.BadRequest(w)
+			return
+		case len(b) > edge.MaxBody:
+			edge.PayloadTooLarge(w)
+			return
+		}
 		body = bytes.NewReader(b)
 	}
 	out := p.originRequest(r.Context(), r, body)

@@ -34,23 +34,30 @@ type Outcome struct {
 	FoundAt        string
 }
 
-// Check is a definition with its judge. Run is nil for level-5 checks, which
-// run over a repository, not a site.
+// Check is a definition with its judge: the artifacts it reads and a pure
+// function over them. Web checks read what the web plan gathers (package
+// gather); level-5 checks read the evidence of a repository walk (package
+// repo). Run sees only what Requires declares: reading anything else panics,
+// and a test runs every check over every fixture site to keep Requires exact.
 type Check struct {
 	Definition
-	Run func(*gather.Artifacts) Outcome
+	Requires []gather.AnyKey
+	Run      func(in gather.Source) Outcome
 }
 
 var registry = map[string]*Check{}
 
-func register(d Definition, run func(*gather.Artifacts) Outcome) {
+func register(d Definition, requires []gather.AnyKey, run func(gather.Source) Outcome) {
 	if _, dup := registry[d.ID]; dup {
 		panic("duplicate check id " + d.ID)
 	}
 	d.Category = report.Levels[d.Level-1].Name
 	d.WebScan = d.Level <= 4
-	registry[d.ID] = &Check{Definition: d, Run: run}
+	registry[d.ID] = &Check{Definition: d, Requires: requires, Run: run}
 }
+
+// needs is a Requires list.
+func needs(keys ...gather.AnyKey) []gather.AnyKey { return keys }
 
 // All returns every check, sorted by level then sequence (1.1 … 1.18, 2.1 …).
 func All() []*Check {
@@ -67,6 +74,17 @@ func Web() []*Check {
 	var out []*Check
 	for _, c := range All() {
 		if c.WebScan {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Repo returns the 10 level-5 checks, which judge a repository, in order.
+func Repo() []*Check {
+	var out []*Check
+	for _, c := range All() {
+		if !c.WebScan {
 			out = append(out, c)
 		}
 	}
@@ -96,17 +114,26 @@ func split(id string) (int, int) {
 	return a, b
 }
 
-// Judge runs one check and turns its outcome into a report entry, enforcing the
-// rules every result obeys (passed == status pass; no recommendation on pass;
-// details as compact JSON).
-func (c *Check) Judge(a *gather.Artifacts) (res report.Check) {
+// Judge runs one check over the artifacts it requires and turns its outcome
+// into a report entry, enforcing the rules every result obeys (passed ==
+// status pass; no recommendation on pass; details as compact JSON). A check
+// whose inputs were not all gathered is not run: judging a missing document
+// as absent would be a false verdict.
+func (c *Check) Judge(set *gather.Set) (res report.Check) {
+	for _, k := range c.Requires {
+		if !gather.Has(set, k) {
+			return c.result(Outcome{Status: report.Fail,
+				Message:        fmt.Sprintf("The check could not be evaluated: its input %q was not gathered before the scan ended.", k.Name()),
+				Recommendation: "Scan again; if this keeps happening, the site answers too slowly for the scan deadline."})
+		}
+	}
 	defer func() {
 		// A check must never take a scan down: a bug becomes an honest result.
 		if r := recover(); r != nil {
 			res = c.result(Outcome{Status: report.Fail, Message: fmt.Sprintf("The check could not be evaluated (internal error: %v); please report it.", r)})
 		}
 	}()
-	return c.result(c.Run(a))
+	return c.result(c.Run(gather.View(set, c.Requires, nil)))
 }
 
 func (c *Check) result(o Outcome) report.Check {

@@ -35,8 +35,8 @@ func TestCatalogMatchesSpec(t *testing.T) {
 		if names[c.ID] != c.Name {
 			t.Errorf("%s: name %q, CHECKS.md says %q", c.ID, c.Name, names[c.ID])
 		}
-		if c.WebScan != (c.Level <= 4) || (c.Run == nil) == c.WebScan {
-			t.Errorf("%s: web=%v run=%v", c.ID, c.WebScan, c.Run != nil)
+		if c.WebScan != (c.Level <= 4) || c.Run == nil || len(c.Requires) == 0 {
+			t.Errorf("%s: web=%v run=%v requires=%d", c.ID, c.WebScan, c.Run != nil, len(c.Requires))
 		}
 		if c.LooksFor == "" || c.Rule == "" || c.Fix == "" || c.Category != report.Levels[c.Level-1].Name {
 			t.Errorf("%s: incomplete definition", c.ID)
@@ -64,20 +64,47 @@ func TestDocsAreGenerated(t *testing.T) {
 
 // A panicking check becomes an honest fail, and the report rules hold.
 func TestJudgeInvariants(t *testing.T) {
+	empty := gather.NewSet(gather.Site{})
 	c := &Check{Definition: Definition{ID: "9.9", Level: 1, Name: "x", Category: "Discoverable", Fix: "do x"},
-		Run: func(*gather.Artifacts) Outcome { panic("boom") }}
-	r := c.Judge(&gather.Artifacts{})
+		Run: func(gather.Source) Outcome { panic("boom") }}
+	r := c.Judge(empty)
 	if r.Status != report.Fail || r.Passed || !strings.Contains(r.Message, "boom") {
 		t.Errorf("%+v", r)
 	}
-	ok := &Check{Definition: c.Definition, Run: func(*gather.Artifacts) Outcome {
+	ok := &Check{Definition: c.Definition, Run: func(gather.Source) Outcome {
 		return Outcome{Status: report.Pass, Message: "m", Recommendation: "ignored", Details: map[string]any{"a": "<b>"}}
 	}}
-	if r := ok.Judge(nil); !r.Passed || r.Recommendation != "" || r.Details != `{"a":"<b>"}` {
+	if r := ok.Judge(empty); !r.Passed || r.Recommendation != "" || r.Details != `{"a":"<b>"}` {
 		t.Errorf("%+v", r)
 	}
-	bad := &Check{Definition: c.Definition, Run: func(*gather.Artifacts) Outcome { return Outcome{Status: report.Partial, Message: "m"} }}
-	if r := bad.Judge(nil); r.Passed || r.Recommendation != "do x" {
+	bad := &Check{Definition: c.Definition, Run: func(gather.Source) Outcome { return Outcome{Status: report.Partial, Message: "m"} }}
+	if r := bad.Judge(empty); r.Passed || r.Recommendation != "do x" {
 		t.Errorf("partial falls back to the definition's fix: %+v", r)
+	}
+}
+
+// A check whose input was never gathered is not run: it fails saying which
+// input is missing, instead of judging an absent document as missing from
+// the site. A check reading what it did not declare fails too.
+func TestJudgeMissingAndUndeclaredInputs(t *testing.T) {
+	ran := false
+	c := &Check{Definition: Definition{ID: "9.9", Level: 1, Name: "x", Category: "Discoverable", Fix: "do x"},
+		Requires: needs(gather.Robots), Run: func(gather.Source) Outcome { ran = true; return pass("m", nil, "") }}
+	r := c.Judge(gather.NewSet(gather.Site{}))
+	if ran || r.Status != report.Fail || !strings.Contains(r.Message, `"robots" was not gathered`) || r.Recommendation == "" {
+		t.Errorf("ran=%v %+v", ran, r)
+	}
+	set := gather.NewSet(gather.Site{})
+	gather.Put(set, gather.Robots, &gather.RobotsTxt{})
+	if r := c.Judge(set); !ran || r.Status != report.Pass {
+		t.Errorf("with the input present: ran=%v %+v", ran, r)
+	}
+	sneaky := &Check{Definition: c.Definition, Requires: needs(gather.Robots), Run: func(in gather.Source) Outcome {
+		gather.Get(in, gather.Llms)
+		return pass("m", nil, "")
+	}}
+	gather.Put(set, gather.Llms, &gather.LlmsTxt{})
+	if r := sneaky.Judge(set); r.Status != report.Fail || !strings.Contains(r.Message, `"llms" read without being declared`) {
+		t.Errorf("an undeclared read passed: %+v", r)
 	}
 }

@@ -27,6 +27,7 @@ func Markdown() string {
 	} {
 		b.WriteString("- " + r + "\n")
 	}
+	b.WriteString(howToAdd)
 	for _, lv := range report.Levels {
 		b.WriteString(fmt.Sprintf("\n## Level %d — %s\n\n%s", lv.Number, lv.Name, lv.Description))
 		if lv.Number == 5 {
@@ -45,3 +46,42 @@ func Markdown() string {
 	}
 	return b.String()
 }
+
+// howToAdd is the contributor's guide to the check and gatherer model.
+const howToAdd = `
+## Adding a check or a gatherer
+
+A **check** is a value in ` + "`engine/checks`" + `: its definition (id, level, name, what it looks at, the verdict rule, the fix), the artifacts it reads (` + "`Requires`" + `) and a pure function from those artifacts to an outcome. A new check is one ` + "`register`" + ` call, in a new file or beside its family:
+
+` + "```go" + `
+func init() {
+	register(Definition{ID: "4.13", Level: 4, Name: "…", LooksFor: "…", Rule: "…", Fix: "…"},
+		needs(gather.Home, gather.Robots), humansTxt)
+}
+
+func humansTxt(in gather.Source) Outcome {
+	home, robots := gather.Get(in, gather.Home), gather.Get(in, gather.Robots)
+	…
+}
+` + "```" + `
+
+- Read artifacts only with ` + "`gather.Get`" + ` and the site with ` + "`gather.SiteOf`" + `. Reading a key the check did not declare panics, and ` + "`TestRequiresAreExact`" + ` runs every check over every fixture site and repository: it fails when a check reads an undeclared artifact or declares one it never reads.
+- A check fetches and parses nothing. If it needs a document nobody gathers yet, or a field of it nobody parses, change or add a gatherer.
+- A check whose inputs were not gathered is not run: it fails and names the missing input.
+- Level-5 checks read one artifact, ` + "`repo.Evidence`" + ` (the repository walk's findings); web checks read the web plan's. Both are judged by the same ` + "`Check.Judge`" + `, so results are built one way.
+- A new check also needs its row in CHECKS.md, a verdict in every ` + "`testdata/sites/*/_expect.json`" + ` and the golden reports updated (` + "`go test ./engine -run TestGoldenReports -update`" + `); then ` + "`make docs`" + ` regenerates this page.
+
+A **gatherer** is a value in ` + "`engine/gather`" + `: a key that names the artifact and fixes its type, and ` + "`Define(key, doc, requires, run)`" + `. The gatherer parses what it fetched, once, into the artifact's type:
+
+` + "```go" + `
+var Humans = NewKey[*HumansDoc]("humans-txt")
+
+var humansGatherer = Define(Humans, "/humans.txt, parsed.", nil,
+	func(c *Ctx) (*HumansDoc, error) {
+		r := fetchDoc(c, "/humans.txt", acceptText)
+		return &HumansDoc{Resp: r, Names: parseHumans(r)}, nil
+	})
+` + "```" + `
+
+List it in ` + "`WebPlan`" + `. The driver (` + "`Plan.Run`" + `) derives order and rounds from ` + "`Requires`" + `: a gatherer starts when the artifacts it needs exist, its requests run one round after theirs (` + "`Round: After(resp)`" + ` for a request that needs an earlier answer of the same gatherer), independent gatherers run concurrently, and a URL two gatherers ask for is fetched once. Only the homepage gatherer may return an error: it ends the scan (` + "`site_unreachable`" + `). ` + "`engine/sites_test.go`" + ` pins each fixture site's requests and rounds, so a gatherer that costs a request or a round shows there.
+`

@@ -74,16 +74,16 @@ func probeOf(r *fetch.Response) probe {
 }
 
 // homeNote is appended to HTML-based messages when the homepage was not a plain 200.
-func homeNote(a *gather.Artifacts) string {
-	if a.Home != nil && (a.Home.Status < 200 || a.Home.Status > 299) {
-		return fmt.Sprintf(" (the homepage answered %d %s)", a.Home.Status, http.StatusText(a.Home.Status))
+func homeNote(h *gather.HomePage) string {
+	if r := h.Resp; r != nil && (r.Status < 200 || r.Status > 299) {
+		return fmt.Sprintf(" (the homepage answered %d %s)", r.Status, http.StatusText(r.Status))
 	}
 	return ""
 }
 
-func noPage(a *gather.Artifacts) Outcome {
-	return fail("The homepage is not an HTML page, so there is nothing to read"+homeNote(a)+".",
-		"Serve an HTML homepage (Content-Type: text/html) at the site root.", map[string]any{"contentType": a.Home.ContentType(), "status": a.Home.Status})
+func noPage(h *gather.HomePage) Outcome {
+	return fail("The homepage is not an HTML page, so there is nothing to read"+homeNote(h)+".",
+		"Serve an HTML homepage (Content-Type: text/html) at the site root.", map[string]any{"contentType": h.Resp.ContentType(), "status": h.Resp.Status})
 }
 
 func headerHas(h http.Header, name, token string) bool {
@@ -98,8 +98,8 @@ func headerHas(h http.Header, name, token string) bool {
 }
 
 // robotsMissing says why there is no parsed robots.txt.
-func robotsMissing(a *gather.Artifacts) string {
-	r := a.Robots
+func robotsMissing(rb *gather.RobotsTxt) string {
+	r := rb.Resp
 	if r.Err != nil || r.Status >= 500 {
 		return "robots.txt is unreachable (" + absence(r) + ")"
 	}
@@ -118,4 +118,12 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// hasAPI is evidence that the site offers an API: an OpenAPI document or an
+// API catalog. A check that calls it requires gather.Spec and gather.Catalog;
+// both are read whatever the answer, so the Requires test sees both used.
+func hasAPI(in gather.Source) bool {
+	spec, cat := gather.Get(in, gather.Spec), gather.Get(in, gather.Catalog)
+	return spec.Spec != nil || cat.Linkset != nil
 }

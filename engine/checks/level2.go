@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/openapi"
-	"github.com/agentready/agentready/engine/wellknown"
 )
 
 const noSpec = "No OpenAPI document was found, so there is no API description to grade."
@@ -17,67 +15,69 @@ const noSpec = "No OpenAPI document was found, so there is no API description to
 func init() {
 	register(Definition{ID: "2.1", Level: 2, Name: "API Read Operations", LooksFor: "The parsed OpenAPI document.",
 		Rule: "pass: at least one GET (or OpenAPI 3.2 QUERY) operation. fail: none. na: no OpenAPI document.",
-		Fix:  "Describe the read operations (GET) agents can call."}, readOps)
+		Fix:  "Describe the read operations (GET) agents can call."}, needs(gather.Spec), readOps)
 	register(Definition{ID: "2.2", Level: 2, Name: "API Write Operations", LooksFor: "The parsed OpenAPI document.",
 		Rule: "pass: at least one POST, PUT, PATCH or DELETE operation. fail: none. na: no OpenAPI document.",
-		Fix:  "Expose write operations (POST/PUT/PATCH/DELETE) so agents can act, not only read."}, writeOps)
+		Fix:  "Expose write operations (POST/PUT/PATCH/DELETE) so agents can act, not only read."}, needs(gather.Spec), writeOps)
 	register(Definition{ID: "2.3", Level: 2, Name: "API Primary Action", LooksFor: "Operation paths (last segment, or a `:verb` suffix) and operationIds.",
 		Rule: "pass: at least one action-shaped operation (a non-CRUD verb such as send, checkout, scan, approve, cancel, refund, convert). partial: only CRUD writes. fail: a read-only API. na: no OpenAPI document.",
-		Fix:  "Expose the action your product exists for as an intent endpoint, e.g. `POST /orders/{id}/cancel` or `POST /messages/send`, not only CRUD."}, primaryAction)
+		Fix:  "Expose the action your product exists for as an intent endpoint, e.g. `POST /orders/{id}/cancel` or `POST /messages/send`, not only CRUD."}, needs(gather.Spec), primaryAction)
 	register(Definition{ID: "2.4", Level: 2, Name: "API Key Authentication", LooksFor: "components.securitySchemes (securityDefinitions in Swagger 2.0).",
 		Rule: "pass: a non-interactive credential (apiKey, http bearer/basic, mutualTLS, or an OAuth2 clientCredentials flow). partial: only interactive OAuth2/OpenID Connect flows. fail: write operations with no security scheme at all. na: a public read-only API without security, or no OpenAPI document.",
-		Fix:  "Offer a credential an agent can use without a browser: an API key header or OAuth2 client credentials, declared in securitySchemes."}, apiKeyAuth)
+		Fix:  "Offer a credential an agent can use without a browser: an API key header or OAuth2 client credentials, declared in securitySchemes."}, needs(gather.Spec), apiKeyAuth)
 	register(Definition{ID: "2.5", Level: 2, Name: "Scoped API Keys", LooksFor: "OAuth2 flow scopes and scopes named in security requirements.",
 		Rule: "pass: OAuth2 flows declare scopes, or operations require named scopes. fail: security schemes exist but nothing is scoped. na: no security schemes, or no OpenAPI document.",
-		Fix:  "Declare scopes (e.g. `orders:read`, `orders:write`) and require them per operation so agents can be given least privilege."}, scopedKeys)
+		Fix:  "Declare scopes (e.g. `orders:read`, `orders:write`) and require them per operation so agents can be given least privilege."}, needs(gather.Spec), scopedKeys)
 	register(Definition{ID: "2.6", Level: 2, Name: "OpenID Configuration", LooksFor: "/.well-known/openid-configuration and /.well-known/oauth-authorization-server (RFC 8414).",
 		Rule: "pass: a document whose issuer matches the origin and that has a token_endpoint. partial: present but invalid (issuer mismatch, missing fields, not JSON). fail: the OpenAPI document declares OAuth2/OpenID Connect but no discovery document exists. na: neither document and no OAuth in the OpenAPI document.",
-		Fix:  "Publish /.well-known/oauth-authorization-server with `issuer` equal to your origin and `token_endpoint`."}, openIDConfig)
+		Fix:  "Publish /.well-known/oauth-authorization-server with `issuer` equal to your origin and `token_endpoint`."}, needs(gather.OpenIDConfig, gather.OAuthServer, gather.Spec), openIDConfig)
 	register(Definition{ID: "2.7", Level: 2, Name: "Structured Error Responses", LooksFor: "One request for a nonexistent path under the API base (the OpenAPI server URL, else /api/) with Accept: application/json.",
 		Rule: "pass: 4xx with a JSON body (application/json, application/problem+json) carrying error, code, message, title or detail. partial: a JSON error with status 200 or 5xx, or JSON without recognisable fields. fail: HTML or plain text although JSON was asked for, on a site with an API (OpenAPI document or catalog). na: no API and the answer is not JSON.",
-		Fix:  "Answer API errors with a 4xx status and `application/problem+json` (RFC 9457): `{\"type\":…, \"title\":…, \"status\":404, \"detail\":…}`."}, structuredErrors)
+		Fix:  "Answer API errors with a 4xx status and `application/problem+json` (RFC 9457): `{\"type\":…, \"title\":…, \"status\":404, \"detail\":…}`."}, needs(gather.ErrorProbe, gather.Spec, gather.Catalog), structuredErrors)
 	register(Definition{ID: "2.8", Level: 2, Name: "Async Operations", LooksFor: "202 responses, callbacks and webhooks in the OpenAPI document.",
 		Rule: "pass: a 202 response with a status or Location link, callbacks, or top-level webhooks. partial: 202 responses with no way to learn the outcome. na: nothing long-running is declared, or no OpenAPI document.",
-		Fix:  "For long-running work, answer 202 with a `Location` header to a status resource, or declare `callbacks`/`webhooks`."}, asyncOps)
+		Fix:  "For long-running work, answer 202 with a `Location` header to a status resource, or declare `callbacks`/`webhooks`."}, needs(gather.Spec), asyncOps)
 	register(Definition{ID: "2.9", Level: 2, Name: "Idempotency Support", LooksFor: "Header parameters of POST and PATCH operations.",
 		Rule: "pass: an Idempotency-Key header parameter on at least one POST/PATCH. fail: POST/PATCH operations exist and none accepts it. na: no POST/PATCH, or no OpenAPI document.",
-		Fix:  "Accept an `Idempotency-Key` header on POST/PATCH so agents can retry safely, and declare it in the OpenAPI document."}, idempotency)
+		Fix:  "Accept an `Idempotency-Key` header on POST/PATCH so agents can retry safely, and declare it in the OpenAPI document."}, needs(gather.Spec), idempotency)
 	register(Definition{ID: "2.10", Level: 2, Name: "OAuth Protected Resource", LooksFor: "/.well-known/oauth-protected-resource (RFC 9728).",
 		Rule: "pass: `resource` names this origin (or a path on it) and `authorization_servers` is a non-empty array. partial: present with missing or wrong members. fail: absent while the API uses bearer or OAuth2 authentication. na: absent and no such authentication.",
-		Fix:  "Publish /.well-known/oauth-protected-resource: `{\"resource\":\"https://your.site\",\"authorization_servers\":[\"https://your.site\"],\"bearer_methods_supported\":[\"header\"]}`."}, protectedResource)
+		Fix:  "Publish /.well-known/oauth-protected-resource: `{\"resource\":\"https://your.site\",\"authorization_servers\":[\"https://your.site\"],\"bearer_methods_supported\":[\"header\"]}`."}, needs(gather.ProtectedResource, gather.Spec), protectedResource)
 	register(Definition{ID: "2.11", Level: 2, Name: "x402 Payments", LooksFor: "Every 402 response seen during the scan, 402 responses declared in the OpenAPI document, and /.well-known/x402.",
 		Rule: "pass: a 402 (or /.well-known/x402) carrying valid x402 requirements: a v2 PAYMENT-REQUIRED header, or a v1 body with x402Version and accepts[] entries with scheme, network, amount, asset, payTo. partial: a 402 without a valid x402 structure, or an OpenAPI document that declares 402 without it. na: no 402 anywhere.",
-		Fix:  "When payment is required, answer 402 with x402 requirements: a base64 `PAYMENT-REQUIRED` header (v2) and a v1 JSON body with `x402Version` and `accepts[]`."}, x402)
+		Fix:  "When payment is required, answer 402 with x402 requirements: a base64 `PAYMENT-REQUIRED` header (v2) and a v1 JSON body with `x402Version` and `accepts[]`."}, needs(gather.Payments, gather.X402, gather.Spec), x402)
 }
 
-func readOps(a *gather.Artifacts) Outcome {
-	if a.Spec == nil {
+func readOps(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	if spec.Spec == nil {
 		return na(noSpec)
 	}
 	n := 0
-	for _, o := range a.Spec.Operations {
+	for _, o := range spec.Spec.Operations {
 		if o.IsRead() {
 			n++
 		}
 	}
 	if n > 0 {
-		return pass(fmt.Sprintf("The API declares %s.", plural(n, "read operation", "read operations")), map[string]int{"read": n}, at(a.SpecResp))
+		return pass(fmt.Sprintf("The API declares %s.", plural(n, "read operation", "read operations")), map[string]int{"read": n}, at(spec.Resp))
 	}
 	return fail("The API declares no GET operations.", "", nil)
 }
 
-func writeOps(a *gather.Artifacts) Outcome {
-	if a.Spec == nil {
+func writeOps(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	if spec.Spec == nil {
 		return na(noSpec)
 	}
 	by := map[string]int{}
-	for _, o := range a.Spec.Operations {
+	for _, o := range spec.Spec.Operations {
 		if o.IsWrite() {
 			by[o.Method]++
 		}
 	}
 	if len(by) > 0 {
-		return pass(fmt.Sprintf("The API declares write operations (%s).", joinCounts(by)), by, at(a.SpecResp))
+		return pass(fmt.Sprintf("The API declares write operations (%s).", joinCounts(by)), by, at(spec.Resp))
 	}
 	return fail("The API is read-only: no POST, PUT, PATCH or DELETE operations.", "", nil)
 }
@@ -145,13 +145,14 @@ func actionOf(o openapi.Operation) string {
 	return ""
 }
 
-func primaryAction(a *gather.Artifacts) Outcome {
-	if a.Spec == nil {
+func primaryAction(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	if spec.Spec == nil {
 		return na(noSpec)
 	}
 	var actions []string
 	writes := 0
-	for _, o := range a.Spec.Operations {
+	for _, o := range spec.Spec.Operations {
 		if v := actionOf(o); v != "" && len(actions) < 10 {
 			actions = append(actions, o.Method+" "+o.Path)
 		}
@@ -161,9 +162,9 @@ func primaryAction(a *gather.Artifacts) Outcome {
 	}
 	switch {
 	case len(actions) > 0:
-		return pass(fmt.Sprintf("The API exposes action-shaped operations such as %s.", actions[0]), map[string]any{"actions": actions}, at(a.SpecResp))
+		return pass(fmt.Sprintf("The API exposes action-shaped operations such as %s.", actions[0]), map[string]any{"actions": actions}, at(spec.Resp))
 	case writes > 0:
-		return partial("The API offers only CRUD writes; no operation is named for the action it performs.", "", map[string]int{"writes": writes}, at(a.SpecResp))
+		return partial("The API offers only CRUD writes; no operation is named for the action it performs.", "", map[string]int{"writes": writes}, at(spec.Resp))
 	}
 	return fail("The API is read-only, so agents cannot perform its primary action.", "", nil)
 }
@@ -183,8 +184,9 @@ func interactiveOnly(s openapi.Scheme) bool {
 	return true
 }
 
-func apiKeyAuth(a *gather.Artifacts) Outcome {
-	s := a.Spec
+func apiKeyAuth(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	s := spec.Spec
 	if s == nil {
 		return na(noSpec)
 	}
@@ -203,9 +205,9 @@ func apiKeyAuth(a *gather.Artifacts) Outcome {
 	det := map[string]any{"nonInteractive": machine, "interactiveOnly": interactive}
 	switch {
 	case len(machine) > 0:
-		return pass("Agents can authenticate without a browser: "+strings.Join(machine, ", ")+".", det, at(a.SpecResp))
+		return pass("Agents can authenticate without a browser: "+strings.Join(machine, ", ")+".", det, at(spec.Resp))
 	case len(interactive) > 0:
-		return partial("Only interactive OAuth2/OpenID Connect flows are declared; an agent needs a person to log in.", "Add an API key or the OAuth2 client-credentials flow for machine clients.", det, at(a.SpecResp))
+		return partial("Only interactive OAuth2/OpenID Connect flows are declared; an agent needs a person to log in.", "Add an API key or the OAuth2 client-credentials flow for machine clients.", det, at(spec.Resp))
 	case writes:
 		return fail("The API declares write operations but no security scheme at all.", "", nil)
 	}
@@ -224,8 +226,9 @@ func schemeSuffix(s openapi.Scheme) string {
 	return ""
 }
 
-func scopedKeys(a *gather.Artifacts) Outcome {
-	s := a.Spec
+func scopedKeys(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	s := spec.Spec
 	if s == nil {
 		return na(noSpec)
 	}
@@ -245,7 +248,7 @@ func scopedKeys(a *gather.Artifacts) Outcome {
 		}
 	}
 	if flowScopes > 0 || len(opScopes) > 0 {
-		return pass(fmt.Sprintf("Access is scoped: %d scopes declared in OAuth2 flows, %d named by operations.", flowScopes, len(opScopes)), map[string]int{"flowScopes": flowScopes, "operationScopes": len(opScopes)}, at(a.SpecResp))
+		return pass(fmt.Sprintf("Access is scoped: %d scopes declared in OAuth2 flows, %d named by operations.", flowScopes, len(opScopes)), map[string]int{"flowScopes": flowScopes, "operationScopes": len(opScopes)}, at(spec.Resp))
 	}
 	return fail("Security schemes exist but no scopes are declared or required: every credential is all-powerful.", "", nil)
 }
@@ -262,17 +265,20 @@ func declaresOAuth(s *openapi.Spec) bool {
 	return false
 }
 
-func openIDConfig(a *gather.Artifacts) Outcome {
+func openIDConfig(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	docs := []*gather.AuthMetadata{gather.Get(in, gather.OpenIDConfig), gather.Get(in, gather.OAuthServer)}
 	var problems []string
 	var found *fetch.Response
-	for _, r := range []*fetch.Response{a.OpenIDConfig, a.OAuthServer} {
+	for _, d := range docs {
+		r := d.Resp
 		if !r.Found() {
 			continue
 		}
 		if found == nil {
 			found = r
 		}
-		as, err := wellknown.ParseAuthServer(r.Body, a.Origin)
+		as, err := d.Parsed, d.Err
 		if err != nil {
 			problems = append(problems, r.RequestURL+": not JSON")
 			continue
@@ -287,7 +293,7 @@ func openIDConfig(a *gather.Artifacts) Outcome {
 	if found != nil {
 		return partial("Authorization-server metadata exists but is invalid: "+strings.Join(problems, "; ")+".", "", map[string]any{"problems": problems}, at(found))
 	}
-	if declaresOAuth(a.Spec) {
+	if declaresOAuth(spec.Spec) {
 		return fail("The OpenAPI document declares OAuth2/OpenID Connect, but there is no /.well-known/openid-configuration or /.well-known/oauth-authorization-server.", "", nil)
 	}
 	return na("The site publishes no OAuth discovery document and its API declares no OAuth.")
@@ -295,9 +301,10 @@ func openIDConfig(a *gather.Artifacts) Outcome {
 
 var errorFields = []string{"error", "code", "message", "title", "detail", "errors", "error_description"}
 
-func structuredErrors(a *gather.Artifacts) Outcome {
-	r := a.ErrorProbe
-	hasAPI := a.HasAPI()
+func structuredErrors(in gather.Source) Outcome {
+	probe := gather.Get(in, gather.ErrorProbe)
+	r := probe.Resp
+	hasAPI := hasAPI(in)
 	if r == nil || r.Err != nil {
 		if hasAPI {
 			return fail("The API base did not answer a request for a nonexistent path ("+absence(r)+").", "", nil)
@@ -306,9 +313,8 @@ func structuredErrors(a *gather.Artifacts) Outcome {
 	}
 	ct := r.ContentType()
 	det := map[string]any{"url": r.RequestURL, "status": r.Status, "contentType": ct}
-	var obj map[string]any
-	isJSON := (strings.Contains(ct, "json")) && json.Unmarshal(r.Body, &obj) == nil
-	if !isJSON {
+	obj := probe.Object
+	if !probe.JSON {
 		if hasAPI {
 			return fail(fmt.Sprintf("Asked for JSON, a missing API path answered %d with %s.", r.Status, orUnknown(ct)), "", det)
 		}
@@ -339,8 +345,9 @@ func orUnknown(s string) string {
 	return s
 }
 
-func asyncOps(a *gather.Artifacts) Outcome {
-	s := a.Spec
+func asyncOps(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	s := spec.Spec
 	if s == nil {
 		return na(noSpec)
 	}
@@ -364,15 +371,16 @@ func asyncOps(a *gather.Artifacts) Outcome {
 	}
 	switch {
 	case len(linked) > 0:
-		return pass("Long-running work reports its outcome: "+strings.Join(first(linked, 3), ", ")+".", map[string]any{"async": first(linked, 10)}, at(a.SpecResp))
+		return pass("Long-running work reports its outcome: "+strings.Join(first(linked, 3), ", ")+".", map[string]any{"async": first(linked, 10)}, at(spec.Resp))
 	case len(bare) > 0:
-		return partial("Operations answer 202 but give no way to learn the outcome: "+strings.Join(first(bare, 3), ", ")+".", "Add a `Location` header (or status link) to 202 responses, or declare callbacks/webhooks.", map[string]any{"bare202": first(bare, 10)}, at(a.SpecResp))
+		return partial("Operations answer 202 but give no way to learn the outcome: "+strings.Join(first(bare, 3), ", ")+".", "Add a `Location` header (or status link) to 202 responses, or declare callbacks/webhooks.", map[string]any{"bare202": first(bare, 10)}, at(spec.Resp))
 	}
 	return na("The API declares no long-running operations (no 202, callbacks or webhooks).")
 }
 
-func idempotency(a *gather.Artifacts) Outcome {
-	s := a.Spec
+func idempotency(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	s := spec.Spec
 	if s == nil {
 		return na(noSpec)
 	}
@@ -396,7 +404,7 @@ func idempotency(a *gather.Artifacts) Outcome {
 	det := map[string]any{"with": first(with, 10), "without": first(without, 10)}
 	switch {
 	case len(with) > 0:
-		return pass(fmt.Sprintf("%d of %d POST/PATCH operations accept an Idempotency-Key header.", len(with), len(with)+len(without)), det, at(a.SpecResp))
+		return pass(fmt.Sprintf("%d of %d POST/PATCH operations accept an Idempotency-Key header.", len(with), len(with)+len(without)), det, at(spec.Resp))
 	case len(without) > 0:
 		return fail(fmt.Sprintf("No POST or PATCH operation accepts an Idempotency-Key header (%d checked).", len(without)), "", det)
 	}
@@ -415,10 +423,11 @@ func usesBearer(s *openapi.Spec) bool {
 	return false
 }
 
-func protectedResource(a *gather.Artifacts) Outcome {
-	r := a.ProtectedRes
+func protectedResource(in gather.Source) Outcome {
+	doc, spec := gather.Get(in, gather.ProtectedResource), gather.Get(in, gather.Spec)
+	r := doc.Resp
 	if r.Found() {
-		pr, err := wellknown.ParseProtectedResource(r.Body, a.Target)
+		pr, err := doc.Parsed, doc.Err
 		if err != nil {
 			return partial("/.well-known/oauth-protected-resource is not JSON.", "", nil, at(r))
 		}
@@ -427,26 +436,24 @@ func protectedResource(a *gather.Artifacts) Outcome {
 		}
 		return partial("Protected-resource metadata is incomplete: "+strings.Join(pr.Problems, "; ")+".", "", pr, at(r))
 	}
-	if usesBearer(a.Spec) {
+	if usesBearer(spec.Spec) {
 		return fail("The API uses bearer/OAuth2 authentication but publishes no /.well-known/oauth-protected-resource.", "", probeOf(r))
 	}
 	return na("No protected-resource metadata, and the API uses no bearer or OAuth2 authentication.")
 }
 
-func x402(a *gather.Artifacts) Outcome {
+func x402(in gather.Source) Outcome {
+	answers, doc, spec := gather.Get(in, gather.Payments), gather.Get(in, gather.X402), gather.Get(in, gather.Spec)
 	var invalid []string
-	for _, r := range a.All {
-		if r.Err != nil || r.Status != 402 {
-			continue
-		}
-		p := wellknown.ParseX402(r.Header.Get("PAYMENT-REQUIRED"), r.Body)
+	for _, ans := range answers {
+		r, p := ans.Resp, ans.Required
 		if p.Valid() {
 			return pass(fmt.Sprintf("A 402 from %s carries x402 v%d requirements (%s) in the %s.", r.RequestURL, p.Version, plural(p.Accepts, "payment option", "payment options"), p.Source), p, at(r))
 		}
 		invalid = append(invalid, r.RequestURL)
 	}
-	if r := a.X402; r.Found() {
-		p := wellknown.ParseX402("", r.Body)
+	if r := doc.Resp; r.Found() {
+		p := doc.Required
 		if p.Valid() {
 			return pass(fmt.Sprintf("/.well-known/x402 declares x402 v%d payment requirements.", p.Version), p, at(r))
 		}
@@ -455,8 +462,8 @@ func x402(a *gather.Artifacts) Outcome {
 	if len(invalid) > 0 {
 		return partial("A 402 answer carries no valid x402 payment requirements ("+invalid[0]+").", "", map[string]any{"402": invalid}, invalid[0])
 	}
-	if a.Spec != nil && a.Spec.Declares402() {
-		return partial("The OpenAPI document declares 402 responses, but no x402 requirements were seen.", "", nil, at(a.SpecResp))
+	if spec.Spec != nil && spec.Spec.Declares402() {
+		return partial("The OpenAPI document declares 402 responses, but no x402 requirements were seen.", "", nil, at(spec.Resp))
 	}
 	return na("No payment-required (402) response anywhere on the site.")
 }

@@ -14,25 +14,25 @@ import (
 func init() {
 	register(Definition{ID: "3.1", Level: 3, Name: "Sparse Fields", LooksFor: "Query parameter names of list operations (GETs returning an array or a collection object).",
 		Rule: "pass: a fields, select, fieldset or fields[…] parameter on a list operation. fail: list operations exist without one. na: no list operations, or no OpenAPI document.",
-		Fix:  "Let agents ask for only the fields they need: `GET /items?fields=id,name`."}, sparseFields)
+		Fix:  "Let agents ask for only the fields they need: `GET /items?fields=id,name`."}, needs(gather.Spec), sparseFields)
 	register(Definition{ID: "3.2", Level: 3, Name: "Cursor Pagination", LooksFor: "Parameter names and response fields of list operations.",
 		Rule: "pass: cursor parameters (cursor, page_token/pageToken, next_token, after, starting_after) or response fields (next_cursor, nextPageToken). partial: only offset/limit or page numbers. fail: list operations without any pagination. na: no list operations, or no OpenAPI document.",
-		Fix:  "Paginate lists with an opaque cursor: `GET /items?cursor=…` returning `next_cursor`."}, cursorPagination)
+		Fix:  "Paginate lists with an opaque cursor: `GET /items?cursor=…` returning `next_cursor`."}, needs(gather.Spec), cursorPagination)
 	register(Definition{ID: "3.3", Level: 3, Name: "Search & Filtering", LooksFor: "Parameter names of list operations, and search operations.",
 		Rule: "pass: q, query, search, filter or filter[…] parameters on a list operation, or a search operation. fail: list operations without. na: no list operations, or no OpenAPI document.",
-		Fix:  "Let agents narrow results server-side: `GET /items?q=…&filter[status]=open`."}, searchFiltering)
+		Fix:  "Let agents narrow results server-side: `GET /items?q=…&filter[status]=open`."}, needs(gather.Spec), searchFiltering)
 	register(Definition{ID: "3.4", Level: 3, Name: "Bulk Operations", LooksFor: "Paths with a bulk or batch segment, and write operations whose request body is an array.",
 		Rule: "pass: a bulk/batch path or a write operation taking an array of items. fail: write operations exist, none bulk. na: no write operations, or no OpenAPI document.",
-		Fix:  "Offer `POST /items/batch` taking an array, so agents make one call instead of hundreds."}, bulkOps)
+		Fix:  "Offer `POST /items/batch` taking an array, so agents make one call instead of hundreds."}, needs(gather.Spec), bulkOps)
 	register(Definition{ID: "3.5", Level: 3, Name: "Rate Limit Headers", LooksFor: "Headers of the responses already fetched, API responses first, the homepage too.",
 		Rule: "pass: a complete family on some response: X-RateLimit-Limit + -Remaining + -Reset, or RateLimit-Limit + -Remaining + -Reset, or RateLimit + RateLimit-Policy. partial: an incomplete family, or Retry-After alone. fail: none, on a site with an API. na: no API (no OpenAPI document, catalog or JSON answers) and no rate-limit header anywhere.",
-		Fix:  "Tell agents their budget on every API response: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (or the X-RateLimit-* trio)."}, rateLimitHeaders)
+		Fix:  "Tell agents their budget on every API response: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (or the X-RateLimit-* trio)."}, needs(gather.Responses, gather.Home, gather.ErrorProbe, gather.Spec, gather.Catalog), rateLimitHeaders)
 	register(Definition{ID: "3.6", Level: 3, Name: "Caching Headers", LooksFor: "The homepage response, plus one conditional re-request (If-None-Match / If-Modified-Since).",
 		Rule: "pass: a validator (ETag or Last-Modified) and Cache-Control, and the conditional request gets 304. partial: some of these. fail: none.",
-		Fix:  "Send `Cache-Control` and an `ETag` on pages, and answer `If-None-Match` with 304 Not Modified."}, cachingHeaders)
+		Fix:  "Send `Cache-Control` and an `ETag` on pages, and answer `If-None-Match` with 304 Not Modified."}, needs(gather.Home, gather.Revalidated), cachingHeaders)
 	register(Definition{ID: "3.7", Level: 3, Name: "MCP Tool Quality", LooksFor: "Tools from the MCP server card, or a live tools/list on the endpoint found in 1.12.",
 		Rule: "A tool is well described when its name follows MCP naming rules, its description has at least 20 characters and says more than the name, and its inputSchema is an object schema whose properties carry types and descriptions. pass: ≥ 80% well described. partial: ≥ 40%. fail: below, or an MCP server that lists no tools. na: no MCP server.",
-		Fix:  "Give every MCP tool a description that says when to use it, and an inputSchema whose properties all have a type and a description."}, mcpToolQuality)
+		Fix:  "Give every MCP tool a description that says when to use it, and an inputSchema whose properties all have a type and a description."}, needs(gather.MCPCard), mcpToolQuality)
 }
 
 // listOps are GET operations returning an array or a collection object.
@@ -68,12 +68,12 @@ var (
 	isNextFn = nameIn("next_cursor", "nextcursor", "nextpagetoken", "next_page_token", "next_token", "nexttoken", "cursor", "end_cursor", "endcursor")
 )
 
-func specGate(a *gather.Artifacts) (*Outcome, []openapi.Operation) {
-	if a.Spec == nil {
+func specGate(spec *gather.OpenAPIDoc) (*Outcome, []openapi.Operation) {
+	if spec.Spec == nil {
 		o := na(noSpec)
 		return &o, nil
 	}
-	lists := listOps(a.Spec)
+	lists := listOps(spec.Spec)
 	if len(lists) == 0 {
 		o := na("The API declares no list operations (GETs returning an array or collection).")
 		return &o, nil
@@ -81,32 +81,34 @@ func specGate(a *gather.Artifacts) (*Outcome, []openapi.Operation) {
 	return nil, lists
 }
 
-func sparseFields(a *gather.Artifacts) Outcome {
-	if o, lists := specGate(a); o != nil {
+func sparseFields(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	if o, lists := specGate(spec); o != nil {
 		return *o
 	} else {
 		for _, op := range lists {
 			if n, ok := op.HasParam(isSparse); ok {
-				return pass(fmt.Sprintf("%s %s takes a %q parameter to select fields.", op.Method, op.Path, n), nil, at(a.SpecResp))
+				return pass(fmt.Sprintf("%s %s takes a %q parameter to select fields.", op.Method, op.Path, n), nil, at(spec.Resp))
 			}
 		}
 		return fail(fmt.Sprintf("No list operation lets agents select fields (%d checked).", len(lists)), "", nil)
 	}
 }
 
-func cursorPagination(a *gather.Artifacts) Outcome {
-	o, lists := specGate(a)
+func cursorPagination(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	o, lists := specGate(spec)
 	if o != nil {
 		return *o
 	}
 	var offset string
 	for _, op := range lists {
 		if n, ok := op.HasParam(isCursor); ok {
-			return pass(fmt.Sprintf("%s %s paginates with a %q cursor.", op.Method, op.Path, n), nil, at(a.SpecResp))
+			return pass(fmt.Sprintf("%s %s paginates with a %q cursor.", op.Method, op.Path, n), nil, at(spec.Resp))
 		}
 		for _, f := range op.ResponseFields {
 			if isNextFn(f) {
-				return pass(fmt.Sprintf("%s %s returns a %q cursor field.", op.Method, op.Path, f), nil, at(a.SpecResp))
+				return pass(fmt.Sprintf("%s %s returns a %q cursor field.", op.Method, op.Path, f), nil, at(spec.Resp))
 			}
 		}
 		if n, ok := op.HasParam(isOffset); ok && offset == "" {
@@ -114,51 +116,53 @@ func cursorPagination(a *gather.Artifacts) Outcome {
 		}
 	}
 	if offset != "" {
-		return partial("Lists paginate only by offset or page number, e.g. "+offset+"; results shift when data changes.", "", nil, at(a.SpecResp))
+		return partial("Lists paginate only by offset or page number, e.g. "+offset+"; results shift when data changes.", "", nil, at(spec.Resp))
 	}
 	return fail(fmt.Sprintf("No list operation paginates (%d checked).", len(lists)), "", nil)
 }
 
-func searchFiltering(a *gather.Artifacts) Outcome {
-	if a.Spec != nil {
-		for _, op := range a.Spec.Operations {
+func searchFiltering(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	if spec.Spec != nil {
+		for _, op := range spec.Spec.Operations {
 			segs := words(op.Path + " " + op.OperationID)
 			for _, w := range segs {
 				if w == "search" && op.IsRead() || op.Method == "QUERY" {
-					return pass(fmt.Sprintf("The API has a search operation: %s %s.", op.Method, op.Path), nil, at(a.SpecResp))
+					return pass(fmt.Sprintf("The API has a search operation: %s %s.", op.Method, op.Path), nil, at(spec.Resp))
 				}
 			}
 		}
 	}
-	o, lists := specGate(a)
+	o, lists := specGate(spec)
 	if o != nil {
 		return *o
 	}
 	for _, op := range lists {
 		if n, ok := op.HasParam(isSearch); ok {
-			return pass(fmt.Sprintf("%s %s filters with a %q parameter.", op.Method, op.Path, n), nil, at(a.SpecResp))
+			return pass(fmt.Sprintf("%s %s filters with a %q parameter.", op.Method, op.Path, n), nil, at(spec.Resp))
 		}
 	}
 	return fail(fmt.Sprintf("No list operation takes a search or filter parameter (%d checked).", len(lists)), "", nil)
 }
 
-func bulkOps(a *gather.Artifacts) Outcome {
-	if a.Spec == nil {
+func bulkOps(in gather.Source) Outcome {
+	spec := gather.Get(in, gather.Spec)
+	if spec.Spec == nil {
 		return na(noSpec)
 	}
 	writes := 0
-	for _, op := range a.Spec.Operations {
+	for _, op := range spec.Spec.Operations {
 		if !op.IsWrite() {
 			continue
 		}
 		writes++
 		for _, w := range words(op.Path) {
 			if w == "bulk" || w == "batch" {
-				return pass(fmt.Sprintf("The API offers a bulk operation: %s %s.", op.Method, op.Path), nil, at(a.SpecResp))
+				return pass(fmt.Sprintf("The API offers a bulk operation: %s %s.", op.Method, op.Path), nil, at(spec.Resp))
 			}
 		}
 		if op.RequestIsArray {
-			return pass(fmt.Sprintf("%s %s accepts an array of items.", op.Method, op.Path), nil, at(a.SpecResp))
+			return pass(fmt.Sprintf("%s %s accepts an array of items.", op.Method, op.Path), nil, at(spec.Resp))
 		}
 	}
 	if writes == 0 {
@@ -178,19 +182,20 @@ var rlFamilies = []rlFamily{
 	{"RateLimit (structured)", []string{"RateLimit", "RateLimit-Policy"}},
 }
 
-func isAPIResponse(a *gather.Artifacts, r *fetch.Response) bool {
-	return r == a.ErrorProbe || strings.Contains(r.ContentType(), "json") && r != a.Home
+func isAPIResponse(home, probe, r *fetch.Response) bool {
+	return r == probe || strings.Contains(r.ContentType(), "json") && r != home
 }
 
-func rateLimitHeaders(a *gather.Artifacts) Outcome {
-	ordered := make([]*fetch.Response, 0, len(a.All))
-	for _, r := range a.All {
-		if r.Err == nil && isAPIResponse(a, r) {
+func rateLimitHeaders(in gather.Source) Outcome {
+	all, home, probe := gather.Get(in, gather.Responses), gather.Get(in, gather.Home).Resp, gather.Get(in, gather.ErrorProbe)
+	ordered := make([]*fetch.Response, 0, len(all))
+	for _, r := range all {
+		if r.Err == nil && isAPIResponse(home, probe.Resp, r) {
 			ordered = append(ordered, r)
 		}
 	}
-	for _, r := range a.All {
-		if r.Err == nil && !isAPIResponse(a, r) {
+	for _, r := range all {
+		if r.Err == nil && !isAPIResponse(home, probe.Resp, r) {
 			ordered = append(ordered, r)
 		}
 	}
@@ -218,15 +223,15 @@ func rateLimitHeaders(a *gather.Artifacts) Outcome {
 	if partialAt != nil {
 		return partial("Rate limits are announced only partly: "+partialWhat+" on "+partialAt.RequestURL+".", "", nil, at(partialAt))
 	}
-	if a.HasAPI() || apiErrorJSON(a) {
+	if hasAPI(in) || apiErrorJSON(probe) {
 		return fail("No response carries rate-limit headers, although the site has an API.", "", nil)
 	}
 	return na("The site has no API and sends no rate-limit headers.")
 }
 
 // apiErrorJSON reports an API base that answers JSON: evidence of an API without a spec.
-func apiErrorJSON(a *gather.Artifacts) bool {
-	r := a.ErrorProbe
+func apiErrorJSON(probe *gather.ErrorProbeDoc) bool {
+	r := probe.Resp
 	return r != nil && r.Err == nil && strings.Contains(r.ContentType(), "json")
 }
 
@@ -238,14 +243,15 @@ func headerSubset(h http.Header, names []string) map[string]string {
 	return m
 }
 
-func cachingHeaders(a *gather.Artifacts) Outcome {
-	h := a.Home.Header
+func cachingHeaders(in gather.Source) Outcome {
+	home, reval := gather.Get(in, gather.Home).Resp, gather.Get(in, gather.Revalidated)
+	h := home.Header
 	etag, lm, cc := h.Get("ETag"), h.Get("Last-Modified"), h.Get("Cache-Control")
-	reval := 0
-	if a.Revalidated != nil && a.Revalidated.Err == nil {
-		reval = a.Revalidated.Status
+	status := 0
+	if reval != nil && reval.Err == nil {
+		status = reval.Status
 	}
-	det := map[string]any{"etag": etag != "", "lastModified": lm != "", "cacheControl": cc, "conditionalStatus": reval}
+	det := map[string]any{"etag": etag != "", "lastModified": lm != "", "cacheControl": cc, "conditionalStatus": status}
 	have := 0
 	if etag != "" || lm != "" {
 		have++
@@ -253,12 +259,12 @@ func cachingHeaders(a *gather.Artifacts) Outcome {
 	if cc != "" {
 		have++
 	}
-	if reval == 304 {
+	if status == 304 {
 		have++
 	}
 	switch have {
 	case 3:
-		return pass("The homepage has Cache-Control and a validator, and answers a conditional request with 304.", det, at(a.Home))
+		return pass("The homepage has Cache-Control and a validator, and answers a conditional request with 304.", det, at(home))
 	case 0:
 		return fail("The homepage has no Cache-Control and no validator (ETag or Last-Modified).", "", det)
 	}
@@ -269,20 +275,21 @@ func cachingHeaders(a *gather.Artifacts) Outcome {
 	if cc == "" {
 		miss = append(miss, "no Cache-Control")
 	}
-	if a.Revalidated != nil && reval != 304 {
-		miss = append(miss, fmt.Sprintf("a conditional request got %d instead of 304", reval))
+	if reval != nil && status != 304 {
+		miss = append(miss, fmt.Sprintf("a conditional request got %d instead of 304", status))
 	}
-	return partial("Caching is incomplete: "+strings.Join(miss, "; ")+".", "", det, at(a.Home))
+	return partial("Caching is incomplete: "+strings.Join(miss, "; ")+".", "", det, at(home))
 }
 
-func mcpToolQuality(a *gather.Artifacts) Outcome {
-	if a.MCPCard == nil {
+func mcpToolQuality(in gather.Source) Outcome {
+	doc := gather.Get(in, gather.MCPCard)
+	if doc.Card == nil {
 		return na("No MCP server card was found.")
 	}
-	p := a.MCPProbe
+	p := doc.Probe
 	tools, source := p.Tools, p.ToolsSource
-	if len(tools) == 0 && len(a.MCPCard.Tools) > 0 {
-		tools, source = a.MCPCard.Tools, "card"
+	if len(tools) == 0 && len(doc.Card.Tools) > 0 {
+		tools, source = doc.Card.Tools, "card"
 	}
 	if len(tools) == 0 {
 		if p.Modern || p.Legacy {

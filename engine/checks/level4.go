@@ -9,57 +9,57 @@ import (
 
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/jsonld"
-	"github.com/agentready/agentready/engine/xmldoc"
 )
 
 func init() {
 	register(Definition{ID: "4.1", Level: 4, Name: "Googlebot Allowed", LooksFor: "The RFC 9309 effective robots.txt rule for Googlebot on /.",
 		Rule: "pass: allowed (including when there is no robots.txt). fail: disallowed, or robots.txt answers 5xx or not at all.",
-		Fix:  "Allow Googlebot to crawl /: remove `Disallow: /` from the groups that apply to it."}, googlebot)
+		Fix:  "Allow Googlebot to crawl /: remove `Disallow: /` from the groups that apply to it."}, needs(gather.Robots), googlebot)
 	register(Definition{ID: "4.2", Level: 4, Name: "Google-Extended Policy", LooksFor: "robots.txt groups naming Google-Extended.",
 		Rule: "pass: a group naming Google-Extended (any policy). fail: none.",
-		Fix:  "Decide whether Gemini may train on and ground in your content, and say so: `User-agent: Google-Extended` then `Allow: /` or `Disallow: /`."}, googleExtended)
+		Fix:  "Decide whether Gemini may train on and ground in your content, and say so: `User-agent: Google-Extended` then `Allow: /` or `Disallow: /`."}, needs(gather.Robots), googleExtended)
 	register(Definition{ID: "4.3", Level: 4, Name: "Homepage Indexable", LooksFor: "X-Robots-Tag headers (generic or googlebot-scoped) and <meta name=\"robots\"> / <meta name=\"googlebot\">.",
 		Rule: "pass: no noindex. partial: nosnippet or max-snippet:0 (blocks grounding). fail: noindex (or none).",
-		Fix:  "Remove `noindex` (and `nosnippet`) from the homepage's X-Robots-Tag header and robots meta tag."}, indexable)
+		Fix:  "Remove `noindex` (and `nosnippet`) from the homepage's X-Robots-Tag header and robots meta tag."}, needs(gather.Home), indexable)
 	register(Definition{ID: "4.4", Level: 4, Name: "Sitemap Present", LooksFor: "Sitemap: lines in robots.txt (relative URLs resolved against robots.txt), else /sitemap.xml.",
 		Rule: "pass: robots.txt declares a sitemap and it parses (urlset or sitemapindex). partial: a valid /sitemap.xml not declared in robots.txt, or a declared sitemap that is unreachable or invalid. fail: none.",
-		Fix:  "Publish /sitemap.xml and declare it in robots.txt: `Sitemap: https://example.com/sitemap.xml`."}, sitemap)
+		Fix:  "Publish /sitemap.xml and declare it in robots.txt: `Sitemap: https://example.com/sitemap.xml`."}, needs(gather.Sitemap, gather.Robots), sitemap)
 	register(Definition{ID: "4.5", Level: 4, Name: "HTTPS", LooksFor: "The scanned URL's scheme and, for https sites, the http:// homepage (redirects not followed).",
 		Rule: "pass: served over https, and http:// redirects (301/308) to https on the same host. partial: https, but http serves content, redirects with 302/307 or elsewhere, or does not answer. fail: http only.",
-		Fix:  "Serve the site over https and redirect http:// permanently (301) to the same URL on https."}, https)
+		Fix:  "Serve the site over https and redirect http:// permanently (301) to the same URL on https."}, needs(gather.HTTPTwin), https)
 	register(Definition{ID: "4.6", Level: 4, Name: "Mobile Viewport", LooksFor: "<meta name=\"viewport\">.",
 		Rule: "pass: width=device-width. partial: it also disables zoom (user-scalable=no or maximum-scale=1). fail: none.",
-		Fix:  "Add `<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">`."}, viewport)
+		Fix:  "Add `<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">`."}, needs(gather.Home), viewport)
 	register(Definition{ID: "4.7", Level: 4, Name: "JSON-LD Present", LooksFor: "<script type=\"application/ld+json\"> blocks on the homepage.",
 		Rule: "pass: at least one block that parses. partial: blocks exist but none parses. fail: none.",
-		Fix:  "Describe the page with schema.org JSON-LD in a `<script type=\"application/ld+json\">` block."}, jsonLDPresent)
+		Fix:  "Describe the page with schema.org JSON-LD in a `<script type=\"application/ld+json\">` block."}, needs(gather.Home), jsonLDPresent)
 	register(Definition{ID: "4.8", Level: 4, Name: "Entity Schema", LooksFor: "The whole JSON-LD graph (nested nodes, @graph).",
 		Rule: "pass: an Organization, WebSite or LocalBusiness node (or a schema.org subtype such as Corporation or OnlineStore) with name and url. partial: such a node without name or url. fail: none.",
-		Fix:  "Add an Organization (or WebSite) node with `name`, `url`, `logo` and `sameAs` to the homepage's JSON-LD."}, entitySchema)
+		Fix:  "Add an Organization (or WebSite) node with `name`, `url`, `logo` and `sameAs` to the homepage's JSON-LD."}, needs(gather.Home), entitySchema)
 	register(Definition{ID: "4.9", Level: 4, Name: "Canonical URL", LooksFor: "The first <link rel=\"canonical\"> (rel read as a token list).",
 		Rule: "pass: resolves to this origin's root. partial: another path, another host (www vs apex included), or unparsable. fail: none.",
-		Fix:  "Add `<link rel=\"canonical\" href=\"https://example.com/\">` naming the homepage's own URL."}, canonical)
+		Fix:  "Add `<link rel=\"canonical\" href=\"https://example.com/\">` naming the homepage's own URL."}, needs(gather.Home), canonical)
 	register(Definition{ID: "4.10", Level: 4, Name: "Heading Hierarchy", LooksFor: "Headings of the parsed DOM.",
 		Rule: "Issues: not exactly one h1; no h2; a level skipped within the first 20 headings. pass: no issue. partial: one. fail: two or more.",
-		Fix:  "Use one h1 for the page's subject, h2 for its sections, and never skip a level."}, headings)
+		Fix:  "Use one h1 for the page's subject, h2 for its sections, and never skip a level."}, needs(gather.Home), headings)
 	register(Definition{ID: "4.11", Level: 4, Name: "Image Alt Coverage", LooksFor: "<img> elements and their alt attributes (empty alt allowed for decoration).",
 		Rule: "share with alt: pass ≥ 0.8, partial ≥ 0.5, fail below. na: no images.",
-		Fix:  "Give every meaningful image an alt text, and decorative ones `alt=\"\"`."}, imageAlt)
+		Fix:  "Give every meaningful image an alt text, and decorative ones `alt=\"\"`."}, needs(gather.Home), imageAlt)
 	register(Definition{ID: "4.12", Level: 4, Name: "Substantive Content", LooksFor: "Words of main content after dropping nav, header, footer, aside, script, style, svg, noscript, template (Chinese and Japanese text counted at two characters a word).",
 		Rule: "pass ≥ 300 words, partial ≥ 150, fail below.",
-		Fix:  "Put real, server-rendered text on the homepage: what you offer, for whom, and how to use it."}, substantive)
+		Fix:  "Put real, server-rendered text on the homepage: what you offer, for whom, and how to use it."}, needs(gather.Home), substantive)
 }
 
-func googlebot(a *gather.Artifacts) Outcome {
-	r := a.Robots
+func googlebot(in gather.Source) Outcome {
+	rb := gather.Get(in, gather.Robots)
+	r := rb.Resp
 	if r.Err != nil || r.Status >= 500 {
 		return fail("robots.txt is unreachable ("+absence(r)+"), which tells Googlebot to crawl nothing.", "Make /robots.txt answer 200 or 404.", probeOf(r))
 	}
-	if a.RobotsFile == nil {
+	if rb.File == nil {
 		return pass("There is no robots.txt, so Googlebot may crawl everything.", nil, "")
 	}
-	d := a.RobotsFile.Check("Googlebot", "/")
+	d := rb.File.Check("Googlebot", "/")
 	det := map[string]any{"explicitGroup": d.Explicit}
 	where := at(r)
 	if d.Rule != nil {
@@ -72,19 +72,20 @@ func googlebot(a *gather.Artifacts) Outcome {
 	return Outcome{Status: "fail", Message: "robots.txt blocks Googlebot from the homepage.", Details: det, FoundAt: where}
 }
 
-func googleExtended(a *gather.Artifacts) Outcome {
-	if a.RobotsFile == nil {
-		return fail(robotsMissing(a)+", so no Google-Extended policy is stated.", "", nil)
+func googleExtended(in gather.Source) Outcome {
+	rb := gather.Get(in, gather.Robots)
+	if rb.File == nil {
+		return fail(robotsMissing(rb)+", so no Google-Extended policy is stated.", "", nil)
 	}
-	if !a.RobotsFile.NamesExplicitly("Google-Extended") {
+	if !rb.File.NamesExplicitly("Google-Extended") {
 		return fail("robots.txt has no group for Google-Extended.", "", nil)
 	}
-	d := a.RobotsFile.Check("Google-Extended", "/")
+	d := rb.File.Check("Google-Extended", "/")
 	policy := "allows"
 	if !d.Allowed {
 		policy = "blocks"
 	}
-	return pass("robots.txt states a Google-Extended policy: it "+policy+" Gemini training and grounding.", map[string]bool{"allowed": d.Allowed}, at(a.Robots))
+	return pass("robots.txt states a Google-Extended policy: it "+policy+" Gemini training and grounding.", map[string]bool{"allowed": d.Allowed}, at(rb.Resp))
 }
 
 var maxSnippetZero = regexp.MustCompile(`max-snippet\s*:\s*0\b`)
@@ -102,7 +103,8 @@ func robotsDirectives(v string) (string, bool) {
 	return l, true
 }
 
-func indexable(a *gather.Artifacts) Outcome {
+func indexable(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
 	var noindex, nosnippet []string
 	scan := func(where, v string) {
 		for _, d := range strings.Split(v, ",") {
@@ -115,13 +117,13 @@ func indexable(a *gather.Artifacts) Outcome {
 			}
 		}
 	}
-	for _, v := range a.Home.Header.Values("X-Robots-Tag") {
+	for _, v := range h.Resp.Header.Values("X-Robots-Tag") {
 		if d, applies := robotsDirectives(v); applies {
 			scan("X-Robots-Tag", d)
 		}
 	}
-	if a.Page != nil {
-		for _, m := range a.Page.Metas {
+	if h.Page != nil {
+		for _, m := range h.Page.Metas {
 			if m.Name == "robots" || m.Name == "googlebot" {
 				scan("<meta name=\""+m.Name+"\">", strings.ToLower(m.Content))
 			}
@@ -130,57 +132,54 @@ func indexable(a *gather.Artifacts) Outcome {
 	det := map[string]any{"noindex": noindex, "nosnippet": nosnippet}
 	switch {
 	case len(noindex) > 0:
-		return Outcome{Status: "fail", Message: "The homepage asks search engines not to index it (" + noindex[0] + ").", Details: det, FoundAt: at(a.Home)}
+		return Outcome{Status: "fail", Message: "The homepage asks search engines not to index it (" + noindex[0] + ").", Details: det, FoundAt: at(h.Resp)}
 	case len(nosnippet) > 0:
-		return partial("The homepage may be indexed but forbids snippets ("+nosnippet[0]+"), so AI answers cannot quote it.", "Remove `nosnippet` / `max-snippet:0` so answers can ground on your text.", det, at(a.Home))
+		return partial("The homepage may be indexed but forbids snippets ("+nosnippet[0]+"), so AI answers cannot quote it.", "Remove `nosnippet` / `max-snippet:0` so answers can ground on your text.", det, at(h.Resp))
 	}
-	return pass("Nothing stops search engines from indexing the homepage"+homeNote(a)+".", nil, at(a.Home))
+	return pass("Nothing stops search engines from indexing the homepage"+homeNote(h)+".", nil, at(h.Resp))
 }
 
-func sitemap(a *gather.Artifacts) Outcome {
-	r := a.Sitemap
-	info := xmldoc.Info{}
-	if r != nil && r.OK() {
-		info = xmldoc.Detect(r.Body)
-	}
+func sitemap(in gather.Source) Outcome {
+	sm, rb := gather.Get(in, gather.Sitemap), gather.Get(in, gather.Robots)
+	r, info := sm.Resp, sm.Info
 	valid := info.Kind.IsSitemap() && info.Valid
 	relative := false
-	if a.RobotsFile != nil {
-		for _, s := range a.RobotsFile.Sitemaps {
+	if rb.File != nil {
+		for _, s := range rb.File.Sitemaps {
 			if u, err := url.Parse(s); err == nil && !u.IsAbs() {
 				relative = true
 			}
 		}
 	}
-	det := map[string]any{"url": a.SitemapURL, "declared": a.SitemapDeclared, "kind": info.Kind, "entries": info.Entries}
+	det := map[string]any{"url": sm.URL, "declared": sm.Declared, "kind": info.Kind, "entries": info.Entries}
 	if relative {
 		det["note"] = "robots.txt uses a relative Sitemap URL; it was resolved against robots.txt, but the format asks for an absolute URL"
 	}
 	switch {
-	case valid && a.SitemapDeclared:
+	case valid && sm.Declared:
 		return pass(fmt.Sprintf("robots.txt declares a %s sitemap with %s.", info.Kind, plural(info.Entries, "entry", "entries")), det, at(r))
 	case valid:
-		return partial("A valid /sitemap.xml exists but robots.txt does not declare it.", "Add `Sitemap: "+a.Origin+"/sitemap.xml` to robots.txt.", det, at(r))
-	case a.SitemapDeclared:
-		return partial("robots.txt declares "+a.SitemapURL+", but it is not a valid sitemap ("+absence(r)+").", "Make the declared sitemap URL serve a valid urlset or sitemapindex.", det, at(r))
+		return partial("A valid /sitemap.xml exists but robots.txt does not declare it.", "Add `Sitemap: "+gather.SiteOf(in).Origin+"/sitemap.xml` to robots.txt.", det, at(r))
+	case sm.Declared:
+		return partial("robots.txt declares "+sm.URL+", but it is not a valid sitemap ("+absence(r)+").", "Make the declared sitemap URL serve a valid urlset or sitemapindex.", det, at(r))
 	}
 	return fail("No sitemap: robots.txt declares none and /sitemap.xml is not a sitemap ("+absence(r)+").", "", det)
 }
 
-func https(a *gather.Artifacts) Outcome {
-	if a.Target.Scheme != "https" {
+func https(in gather.Source) Outcome {
+	target, r := gather.SiteOf(in).Target, gather.Get(in, gather.HTTPTwin)
+	if target.Scheme != "https" {
 		return fail("The site was scanned over plain http.", "Serve the site over https (and scan the https URL); agents and browsers treat http as unsafe.", nil)
 	}
-	r := a.HTTPProbe
 	if r == nil || r.Err != nil {
 		return partial("The site is served over https, but http:// does not answer, so links and typed URLs with http:// fail instead of redirecting.", "Listen on port 80 and redirect every request (301) to https.", map[string]string{"http": absence(r)}, "")
 	}
 	loc := r.Header.Get("Location")
 	det := map[string]any{"httpStatus": r.Status, "location": loc}
-	target, _ := url.Parse(r.RequestURL)
+	twin, _ := url.Parse(r.RequestURL)
 	toHTTPS := false
-	if u, err := target.Parse(loc); err == nil && loc != "" {
-		toHTTPS = u.Scheme == "https" && strings.EqualFold(u.Hostname(), a.Target.Hostname())
+	if u, err := twin.Parse(loc); err == nil && loc != "" {
+		toHTTPS = u.Scheme == "https" && strings.EqualFold(u.Hostname(), target.Hostname())
 	}
 	switch {
 	case (r.Status == 301 || r.Status == 308) && toHTTPS:
@@ -197,31 +196,33 @@ func https(a *gather.Artifacts) Outcome {
 
 var noZoom = regexp.MustCompile(`user-scalable\s*=\s*(no|0)|maximum-scale\s*=\s*1(\.0+)?\b`)
 
-func viewport(a *gather.Artifacts) Outcome {
-	if a.Page == nil {
-		return noPage(a)
+func viewport(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
+	if h.Page == nil {
+		return noPage(h)
 	}
-	v, ok := a.Page.MetaNamed("viewport")
+	v, ok := h.Page.MetaNamed("viewport")
 	l := strings.ToLower(strings.ReplaceAll(v, " ", ""))
 	switch {
 	case !ok || !strings.Contains(l, "width=device-width"):
-		return fail("The homepage has no viewport meta tag with width=device-width"+homeNote(a)+".", "", map[string]string{"viewport": v})
+		return fail("The homepage has no viewport meta tag with width=device-width"+homeNote(h)+".", "", map[string]string{"viewport": v})
 	case noZoom.MatchString(l):
-		return partial("The viewport disables zooming ("+v+").", "Drop `user-scalable=no` and `maximum-scale=1`; they break accessibility.", map[string]string{"viewport": v}, at(a.Home))
+		return partial("The viewport disables zooming ("+v+").", "Drop `user-scalable=no` and `maximum-scale=1`; they break accessibility.", map[string]string{"viewport": v}, at(h.Resp))
 	}
-	return pass("The homepage sets a responsive viewport.", map[string]string{"viewport": v}, at(a.Home))
+	return pass("The homepage sets a responsive viewport.", map[string]string{"viewport": v}, at(h.Resp))
 }
 
-func jsonLDPresent(a *gather.Artifacts) Outcome {
-	if a.Page == nil {
-		return noPage(a)
+func jsonLDPresent(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
+	if h.Page == nil {
+		return noPage(h)
 	}
-	g := a.JSONLD
+	g := h.JSONLD
 	switch {
 	case g.Blocks == 0:
-		return fail("The homepage has no JSON-LD structured data"+homeNote(a)+".", "", nil)
+		return fail("The homepage has no JSON-LD structured data"+homeNote(h)+".", "", nil)
 	case g.Parsed == 0:
-		return partial(fmt.Sprintf("The homepage has %s, but none parses.", plural(g.Blocks, "JSON-LD block", "JSON-LD blocks")), "Fix the JSON syntax errors listed in details.", map[string]any{"errors": g.Errors}, at(a.Home))
+		return partial(fmt.Sprintf("The homepage has %s, but none parses.", plural(g.Blocks, "JSON-LD block", "JSON-LD blocks")), "Fix the JSON syntax errors listed in details.", map[string]any{"errors": g.Errors}, at(h.Resp))
 	}
 	types := map[string]bool{}
 	for _, n := range g.Nodes {
@@ -233,58 +234,61 @@ func jsonLDPresent(a *gather.Artifacts) Outcome {
 	for t := range types {
 		ts = append(ts, t)
 	}
-	return pass(fmt.Sprintf("%d of %d JSON-LD blocks parse.", g.Parsed, g.Blocks), map[string]any{"types": sortStrings(ts), "errors": g.Errors}, at(a.Home))
+	return pass(fmt.Sprintf("%d of %d JSON-LD blocks parse.", g.Parsed, g.Blocks), map[string]any{"types": sortStrings(ts), "errors": g.Errors}, at(h.Resp))
 }
 
-func entitySchema(a *gather.Artifacts) Outcome {
-	if a.Page == nil {
-		return noPage(a)
+func entitySchema(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
+	if h.Page == nil {
+		return noPage(h)
 	}
-	ents := a.JSONLD.Entities()
+	ents := h.JSONLD.Entities()
 	var incomplete *jsonld.Node
 	for i, n := range ents {
 		if n.Str("name") != "" && n.Str("url") != "" {
-			return pass(fmt.Sprintf("JSON-LD describes %s %s, %q (%s).", article(n.Types[0]), n.Types[0], n.Str("name"), n.Str("url")), map[string]any{"type": n.Types, "name": n.Str("name"), "url": n.Str("url")}, at(a.Home))
+			return pass(fmt.Sprintf("JSON-LD describes %s %s, %q (%s).", article(n.Types[0]), n.Types[0], n.Str("name"), n.Str("url")), map[string]any{"type": n.Types, "name": n.Str("name"), "url": n.Str("url")}, at(h.Resp))
 		}
 		if incomplete == nil {
 			incomplete = &ents[i]
 		}
 	}
 	if incomplete != nil {
-		return partial(fmt.Sprintf("JSON-LD has %s %s node without name or url.", article(incomplete.Types[0]), incomplete.Types[0]), "Give the entity both `name` and `url`.", map[string]any{"type": incomplete.Types}, at(a.Home))
+		return partial(fmt.Sprintf("JSON-LD has %s %s node without name or url.", article(incomplete.Types[0]), incomplete.Types[0]), "Give the entity both `name` and `url`.", map[string]any{"type": incomplete.Types}, at(h.Resp))
 	}
-	return fail("JSON-LD names no Organization, WebSite or LocalBusiness entity"+homeNote(a)+".", "", nil)
+	return fail("JSON-LD names no Organization, WebSite or LocalBusiness entity"+homeNote(h)+".", "", nil)
 }
 
-func canonical(a *gather.Artifacts) Outcome {
-	if a.Page == nil {
-		return noPage(a)
+func canonical(in gather.Source) Outcome {
+	h, target := gather.Get(in, gather.Home), gather.SiteOf(in).Target
+	if h.Page == nil {
+		return noPage(h)
 	}
-	for _, l := range a.Page.Links {
+	for _, l := range h.Page.Links {
 		if !l.HasRel("canonical") {
 			continue
 		}
 		u, err := url.Parse(l.Href)
 		if l.Href == "" || err != nil || !u.IsAbs() {
-			return partial("The canonical link is empty or not a URL.", "", map[string]string{"href": l.Href}, at(a.Home))
+			return partial("The canonical link is empty or not a URL.", "", map[string]string{"href": l.Href}, at(h.Resp))
 		}
 		det := map[string]string{"canonical": l.Href}
 		switch {
-		case u.Scheme == a.Target.Scheme && strings.EqualFold(u.Host, a.Target.Host) && (u.Path == "" || u.Path == "/") && u.RawQuery == "":
-			return pass("The homepage names itself as canonical ("+l.Href+").", det, at(a.Home))
-		case !strings.EqualFold(u.Hostname(), a.Target.Hostname()):
-			return partial("The canonical URL points to another host ("+u.Host+"); agents may attribute the page elsewhere.", "Point the canonical link at this host, or scan the canonical host.", det, at(a.Home))
+		case u.Scheme == target.Scheme && strings.EqualFold(u.Host, target.Host) && (u.Path == "" || u.Path == "/") && u.RawQuery == "":
+			return pass("The homepage names itself as canonical ("+l.Href+").", det, at(h.Resp))
+		case !strings.EqualFold(u.Hostname(), target.Hostname()):
+			return partial("The canonical URL points to another host ("+u.Host+"); agents may attribute the page elsewhere.", "Point the canonical link at this host, or scan the canonical host.", det, at(h.Resp))
 		}
-		return partial("The canonical URL is not this site's root ("+l.Href+").", "", det, at(a.Home))
+		return partial("The canonical URL is not this site's root ("+l.Href+").", "", det, at(h.Resp))
 	}
-	return fail("The homepage has no <link rel=\"canonical\">"+homeNote(a)+".", "", nil)
+	return fail("The homepage has no <link rel=\"canonical\">"+homeNote(h)+".", "", nil)
 }
 
-func headings(a *gather.Artifacts) Outcome {
-	if a.Page == nil {
-		return noPage(a)
+func headings(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
+	if h.Page == nil {
+		return noPage(h)
 	}
-	hs := a.Page.Headings
+	hs := h.Page.Headings
 	var issues []string
 	h1, h2 := 0, 0
 	for _, h := range hs {
@@ -310,18 +314,19 @@ func headings(a *gather.Artifacts) Outcome {
 	det := map[string]any{"headings": len(hs), "h1": h1, "h2": h2, "issues": issues}
 	switch len(issues) {
 	case 0:
-		return pass(fmt.Sprintf("Headings form a clean outline (one h1, %s).", plural(h2, "h2", "h2s")), det, at(a.Home))
+		return pass(fmt.Sprintf("Headings form a clean outline (one h1, %s).", plural(h2, "h2", "h2s")), det, at(h.Resp))
 	case 1:
-		return partial("The heading outline has one issue: "+issues[0]+".", "", det, at(a.Home))
+		return partial("The heading outline has one issue: "+issues[0]+".", "", det, at(h.Resp))
 	}
-	return fail("The heading outline has issues: "+strings.Join(issues, "; ")+homeNote(a)+".", "", det)
+	return fail("The heading outline has issues: "+strings.Join(issues, "; ")+homeNote(h)+".", "", det)
 }
 
-func imageAlt(a *gather.Artifacts) Outcome {
-	if a.Page == nil || a.Page.Images == 0 {
+func imageAlt(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
+	if h.Page == nil || h.Page.Images == 0 {
 		return na("The homepage has no images.")
 	}
-	p := a.Page
+	p := h.Page
 	ratio := float64(p.ImagesWithAlt) / float64(p.Images)
 	verb := "have"
 	if p.Images == 1 {
@@ -331,27 +336,28 @@ func imageAlt(a *gather.Artifacts) Outcome {
 	det := map[string]int{"images": p.Images, "withAlt": p.ImagesWithAlt}
 	switch {
 	case ratio >= 0.8:
-		return pass(msg+".", det, at(a.Home))
+		return pass(msg+".", det, at(h.Resp))
 	case ratio >= 0.5:
-		return partial(msg+".", "", det, at(a.Home))
+		return partial(msg+".", "", det, at(h.Resp))
 	}
 	return fail(msg+".", "", det)
 }
 
-func substantive(a *gather.Artifacts) Outcome {
-	if a.Page == nil {
-		return noPage(a)
+func substantive(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
+	if h.Page == nil {
+		return noPage(h)
 	}
-	n := a.Page.MainWords
+	n := h.Page.MainWords
 	det := map[string]int{"words": n}
 	msg := fmt.Sprintf("The homepage's main content has %s", plural(n, "word", "words"))
 	switch {
 	case n >= 300:
-		return pass(msg+".", det, at(a.Home))
+		return pass(msg+".", det, at(h.Resp))
 	case n >= 150:
-		return partial(msg+" (300 make a substantive page).", "", det, at(a.Home))
+		return partial(msg+" (300 make a substantive page).", "", det, at(h.Resp))
 	}
-	return fail(msg+homeNote(a)+" (300 make a substantive page).", "", det)
+	return fail(msg+homeNote(h)+" (300 make a substantive page).", "", det)
 }
 
 func sortStrings(s []string) []string {

@@ -1,9 +1,13 @@
-// Package gather turns a site into artifacts: it runs every fetch the checks
-// need, each at most once, as concurrently as their dependencies allow, and
-// parses the answers into typed values (robots groups, the parsed homepage,
-// JSON-LD graph, OpenAPI model, linkset, server card…). Checks then judge the
-// artifacts without touching the network.
+// Package gather turns a site into typed artifacts (robots groups, the parsed
+// homepage, JSON-LD graph, OpenAPI model, linkset, server card…). Each
+// artifact has a Key and one Gatherer (Define), which names the artifacts it
+// needs in Requires; checks read artifacts with Get and never touch the
+// network or parse a document themselves.
 //
-// A request that needs nothing runs in round 1; a request that needs the answer
-// of a round-n request runs in round n+1. The plan never goes deeper than 4.
+// Plan.Run is the driver: a gatherer starts as soon as its requirements are
+// produced, so independent work runs concurrently, and the fetch session
+// answers a URL asked for twice from one request. A request's round is one
+// more than the deepest round behind the artifacts its gatherer requires (or
+// than an earlier response of the same gatherer, with After), so the rounds
+// of requests follow the graph instead of a hand-written sequence.
 package gather

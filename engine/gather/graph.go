@@ -148,10 +148,11 @@ func Get[T any](src Source, k Key[T]) T {
 	return v.(T)
 }
 
-// Has reports whether k was produced (a gatherer that did not finish before
-// the deadline leaves it absent).
-func Has[T any](src Source, k Key[T]) bool {
-	_, ok := src.value(k.name)
+// Has reports whether k was produced (a gatherer whose requirement failed
+// never ran and leaves it absent). It takes any key so a driver can test a
+// Requires list.
+func Has(src Source, k AnyKey) bool {
+	_, ok := src.value(k.Name())
 	return ok
 }
 
@@ -162,6 +163,16 @@ type Set struct {
 	vals  map[string]any
 	round map[string]int // the last request round behind each artifact
 }
+
+// NewSet is an empty set for artifacts known without the plan: a scan whose
+// evidence comes from elsewhere (the repository walk) fills it with Put and
+// judges it like a web scan's.
+func NewSet(site Site) *Set {
+	return &Set{Site: site, vals: map[string]any{}, round: map[string]int{}}
+}
+
+// Put stores artifact k in s.
+func Put[T any](s *Set, k Key[T], v T) { s.put(k.name, v, 0) }
 
 func (s *Set) value(name string) (any, bool) {
 	s.mu.Lock()
@@ -288,7 +299,7 @@ var ErrSkipped = errors.New("not gathered before the scan ended")
 func (p *Plan) Run(ctx context.Context, sess *fetch.Session, site Site) (*Set, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	set := &Set{Site: site, vals: map[string]any{}, round: map[string]int{}}
+	set := NewSet(site)
 	done := make([]chan struct{}, len(p.gatherers))
 	for i := range done {
 		done[i] = make(chan struct{})

@@ -2,6 +2,7 @@ package gather
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -166,6 +167,22 @@ type X402Doc struct {
 	Required *wellknown.PaymentRequired // nil unless found
 }
 
+// PaymentAnswer is a 402 seen anywhere in the scan with the x402
+// requirements read from its PAYMENT-REQUIRED header or body.
+type PaymentAnswer struct {
+	Resp     *fetch.Response
+	Required *wellknown.PaymentRequired
+}
+
+// ErrorProbeDoc is the answer to a path that cannot exist under the API base.
+type ErrorProbeDoc struct {
+	Resp *fetch.Response
+	// JSON is a JSON Content-Type whose body decodes into an object (or
+	// null); Object is that object.
+	JSON   bool
+	Object map[string]any
+}
+
 // Keys of the web scan's artifacts.
 var (
 	Home              = NewKey[*HomePage]("home")
@@ -185,15 +202,18 @@ var (
 	MCPCard           = NewKey[*MCPCardDoc]("mcp-card")
 	Feed              = NewKey[*FeedDoc]("feed")
 	Docs              = NewKey[*DocsPage]("docs")
-	ErrorProbe        = NewKey[*fetch.Response]("error-probe")
+	ErrorProbe        = NewKey[*ErrorProbeDoc]("error-probe")
 	Scripts           = NewKey[[]*fetch.Response]("scripts")
 	OpenIDConfig      = NewKey[*AuthMetadata]("openid-configuration")
 	OAuthServer       = NewKey[*AuthMetadata]("oauth-authorization-server")
 	ProtectedResource = NewKey[*ProtectedResourceDoc]("oauth-protected-resource")
 	X402              = NewKey[*X402Doc]("x402")
 	// Responses is every response of the scan in request order, for checks
-	// that judge headers across documents; it requires every other artifact.
+	// that judge headers across documents; it requires every artifact that
+	// makes requests.
 	Responses = NewKey[[]*fetch.Response]("responses")
+	// Payments is every 402 of the scan, parsed (it requires Responses).
+	Payments = NewKey[[]PaymentAnswer]("payments")
 
 	// The first candidate of a search that later needs the homepage is asked
 	// for at once, in the first round, by a gatherer of its own.
@@ -656,6 +676,7 @@ var docsGatherer = Define(Docs, "The documentation page: api-catalog service-doc
 		}
 		isDoc := func(r *fetch.Response) bool {
 			// A page identical to the homepage is a server answering every path with it.
+			// A page that never finished arriving is not documentation an agent can read.
 			return r.OK() && (r.LooksHTML() || r.ContentType() == "text/markdown") && len(r.Body) > 0 && !bytes.Equal(r.Body, home.Resp.Body)
 		}
 		if len(cands) > 3 {
@@ -703,13 +724,28 @@ func apiUnderAPI(target *url.URL, spec *OpenAPIDoc, cat *APICatalog) bool {
 }
 
 var errorProbeGatherer = Define(ErrorProbe, "GET a path that cannot exist under the API's server URL (or /api), to see how errors are reported.", []AnyKey{Home, Spec},
-	func(c *Ctx) (*fetch.Response, error) {
+	func(c *Ctx) (*ErrorProbeDoc, error) {
 		spec := Get(c, Spec)
 		base := c.URL("/api")
 		if spec.Spec != nil && spec.Spec.ServerURL != "" && weburl.SameSite(c.Site.Target, spec.Spec.ServerURL) {
 			base = strings.TrimSuffix(spec.Spec.ServerURL, "/")
 		}
-		return c.Fetch(fetch.Request{URL: base + "/" + ErrorProbeSegment, Accept: "application/json"}), nil
+		out := &ErrorProbeDoc{Resp: c.Fetch(fetch.Request{URL: base + "/" + ErrorProbeSegment, Accept: "application/json"})}
+		if r := out.Resp; r.Err == nil && strings.Contains(r.ContentType(), "json") {
+			out.JSON = json.Unmarshal(r.Body, &out.Object) == nil
+		}
+		return out, nil
+	})
+
+var paymentsGatherer = Define(Payments, "Every 402 answer of the scan with the x402 requirements it carries (no request of its own).", []AnyKey{Responses},
+	func(c *Ctx) ([]PaymentAnswer, error) {
+		var out []PaymentAnswer
+		for _, r := range Get(c, Responses) {
+			if r.Err == nil && r.Status == http.StatusPaymentRequired {
+				out = append(out, PaymentAnswer{Resp: r, Required: wellknown.ParseX402(r.Header.Get("PAYMENT-REQUIRED"), r.Body)})
+			}
+		}
+		return out, nil
 	})
 
 // scriptsGatherer reads same-origin scripts only when the homepage shows no
@@ -743,6 +779,6 @@ var WebPlan = func() *Plan {
 		all = append(all, NewKey[any](g.Name))
 	}
 	gs = append(gs, &Gatherer{Name: Responses.Name(), Doc: "Every response of the scan, in request order.", Requires: all,
-		run: func(c *Ctx) (any, error) { return c.sess.Responses(), nil }})
+		run: func(c *Ctx) (any, error) { return c.sess.Responses(), nil }}, paymentsGatherer)
 	return MustPlan(gs...)
 }()

@@ -12,7 +12,7 @@ import (
 
 // dataFile reads JSON/YAML/TOML/.env files: OpenAPI documents, tool
 // definitions (MCP, OpenAI, Anthropic, Gemini) and sandbox configuration.
-func dataFile(e *evidence, rel string, src []byte) {
+func dataFile(e *Findings, rel string, src []byte) {
 	base := strings.ToLower(path.Base(rel))
 	if strings.HasPrefix(base, ".env") || strings.HasSuffix(base, ".env") || strings.HasSuffix(base, ".toml") {
 		configLines(e, rel, src)
@@ -31,7 +31,7 @@ func dataFile(e *evidence, rel string, src []byte) {
 				for _, x := range op.Extensions {
 					switch strings.ToLower(x) {
 					case "x-consequence", "x-irreversible", "x-destructive", "x-side-effects", "x-requires-confirmation":
-						e.add(&e.consequence, Hit{File: rel, Line: lineOf(src, x), What: x + " on " + op.Method + " " + op.Path})
+						e.add(&e.Consequence, Hit{File: rel, Line: lineOf(src, x), What: x + " on " + op.Method + " " + op.Path})
 					}
 				}
 			}
@@ -40,11 +40,11 @@ func dataFile(e *evidence, rel string, src []byte) {
 	}
 	toolsIn(e, rel, src, doc, 0)
 	if ok && sandboxName.MatchString(rel) {
-		e.add(&e.sandboxConfigs, Hit{File: rel, Line: 1, What: "sandbox configuration file"})
+		e.add(&e.SandboxConfigs, Hit{File: rel, Line: 1, What: "sandbox configuration file"})
 	} else if ok {
 		for k := range root {
 			if sandboxName.MatchString(k) {
-				e.add(&e.sandboxConfigs, Hit{File: rel, Line: lineOf(src, k), What: "sandbox setting " + k})
+				e.add(&e.SandboxConfigs, Hit{File: rel, Line: lineOf(src, k), What: "sandbox setting " + k})
 			}
 		}
 	}
@@ -58,7 +58,7 @@ func lineOf(src []byte, needle string) int {
 	return bytes.Count(src[:i], []byte("\n")) + 1
 }
 
-func configLines(e *evidence, rel string, src []byte) {
+func configLines(e *Findings, rel string, src []byte) {
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	n := 0
 	for sc.Scan() {
@@ -69,13 +69,13 @@ func configLines(e *evidence, rel string, src []byte) {
 		}
 		k, _, _ := strings.Cut(l, "=")
 		if sandboxName.MatchString(k) || (sandboxName.MatchString(rel) && strings.Contains(l, "=")) {
-			e.add(&e.sandboxConfigs, Hit{File: rel, Line: n, What: "sets " + strings.TrimSpace(k)})
+			e.add(&e.SandboxConfigs, Hit{File: rel, Line: n, What: "sets " + strings.TrimSpace(k)})
 		}
 	}
 }
 
 // toolsIn finds tool definitions anywhere in a JSON/YAML tree.
-func toolsIn(e *evidence, rel string, src []byte, v any, depth int) {
+func toolsIn(e *Findings, rel string, src []byte, v any, depth int) {
 	if depth > 32 {
 		return
 	}
@@ -93,7 +93,7 @@ func toolsIn(e *evidence, rel string, src []byte, v any, depth int) {
 			e.addTool(t)
 			if ann, ok := x["annotations"].(map[string]any); ok {
 				if _, d := ann["destructiveHint"]; d {
-					e.add(&e.consequence, Hit{File: rel, Line: lineOf(src, "destructiveHint"), What: "destructiveHint on " + t.Name})
+					e.add(&e.Consequence, Hit{File: rel, Line: lineOf(src, "destructiveHint"), What: "destructiveHint on " + t.Name})
 				}
 			}
 			return
@@ -146,8 +146,8 @@ func toolDef(m map[string]any) (ToolDef, bool) {
 
 func strOf(v any) string { s, _ := v.(string); return s }
 
-// agentsDoc is what AGENTS.md covers.
-type agentsDoc struct {
+// AgentsDoc is what AGENTS.md covers.
+type AgentsDoc struct {
 	File     string
 	Bytes    int
 	Sections map[string]int // build, test, conventions → line
@@ -162,8 +162,8 @@ var (
 	testCmd     = regexp.MustCompile("(?m)^\\s*(?:\\$ )?(make test|go test|npm test|pytest|cargo test|mvn test)\\b")
 )
 
-func agentsFile(rel string, src []byte) *agentsDoc {
-	d := &agentsDoc{File: rel, Bytes: len(src), Sections: map[string]int{}}
+func agentsFile(rel string, src []byte) *AgentsDoc {
+	d := &AgentsDoc{File: rel, Bytes: len(src), Sections: map[string]int{}}
 	for i, l := range strings.Split(string(src), "\n") {
 		m := mdHeading.FindStringSubmatch(strings.TrimSpace(l))
 		if m == nil {

@@ -3,8 +3,9 @@ package repo
 import (
 	"fmt"
 	"regexp"
-	"strings"
 	"sync"
+
+	"github.com/agentready/agentready/engine/gather"
 )
 
 // Hit is one piece of evidence.
@@ -30,28 +31,32 @@ type ToolDef struct {
 	Problem   string // empty when valid
 }
 
-// evidence is what one walk found, merged from every file.
-type evidence struct {
+// Findings is what one walk found, merged from every file and sorted by
+// place: the artifact the level-5 checks judge (key Evidence).
+type Findings struct {
 	mu             sync.Mutex
-	routes         []Route
-	sessionHeaders []Hit
-	scopeIssue     []Hit
-	scopeEnforce   []Hit
-	auditLogs      []Hit
-	sandboxReads   []Hit
-	sandboxConfigs []Hit
-	consequence    []Hit
-	tools          []ToolDef
-	signed         []Hit // outbound delivery signed with an HMAC signature header
-	timestamped    []Hit // … that also sends a timestamp
-	unsigned       []Hit // outbound event delivery without a signature
-	agentsMD       *agentsDoc
-	vendorFiles    []Hit
+	Routes         []Route
+	SessionHeaders []Hit // handlers reading an agent session header
+	ScopeIssue     []Hit // tokens issued with scopes
+	ScopeEnforce   []Hit // routes checking a scope
+	AuditLogs      []Hit // structured logs carrying the acting client
+	SandboxReads   []Hit // code reading a sandbox or test-mode setting
+	SandboxConfigs []Hit // sandbox configuration, read or not
+	Consequence    []Hit // consequence labels on actions
+	Tools          []ToolDef
+	Signed         []Hit // outbound delivery signed with an HMAC signature header
+	Timestamped    []Hit // … that also sends a timestamp
+	Unsigned       []Hit // outbound event delivery without a signature
+	AgentsMD       *AgentsDoc
+	VendorFiles    []Hit // vendor-specific agent instructions
 }
+
+// Evidence is the key of a repository's Findings in a gather.Set.
+var Evidence = gather.NewKey[*Findings]("repo-evidence")
 
 const maxHits = 200
 
-func (e *evidence) add(list *[]Hit, h Hit) {
+func (e *Findings) add(list *[]Hit, h Hit) {
 	e.mu.Lock()
 	if len(*list) < maxHits {
 		*list = append(*list, h)
@@ -59,18 +64,18 @@ func (e *evidence) add(list *[]Hit, h Hit) {
 	e.mu.Unlock()
 }
 
-func (e *evidence) addRoute(r Route) {
+func (e *Findings) addRoute(r Route) {
 	e.mu.Lock()
-	if len(e.routes) < 5000 {
-		e.routes = append(e.routes, r)
+	if len(e.Routes) < 5000 {
+		e.Routes = append(e.Routes, r)
 	}
 	e.mu.Unlock()
 }
 
-func (e *evidence) addTool(t ToolDef) {
+func (e *Findings) addTool(t ToolDef) {
 	e.mu.Lock()
-	if len(e.tools) < 1000 {
-		e.tools = append(e.tools, t)
+	if len(e.Tools) < 1000 {
+		e.Tools = append(e.Tools, t)
 	}
 	e.mu.Unlock()
 }
@@ -88,5 +93,3 @@ var (
 	timestampKey = regexp.MustCompile(`(?i)timestamp`)
 	toolName     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 )
-
-func normKey(s string) string { return strings.ToLower(strings.Trim(s, `"'`+"`")) }

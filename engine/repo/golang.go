@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -56,7 +57,7 @@ func requestHeader(e ast.Expr) bool {
 
 // goFile extracts structural evidence from Go source. Comments are not part of
 // the syntax tree, so prose never counts.
-func goFile(e *evidence, rel string, src []byte) {
+func goFile(e *Findings, rel string, src []byte) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
 	if err != nil {
@@ -83,12 +84,12 @@ func goFile(e *evidence, rel string, src []byte) {
 			// Session headers read by handlers: r.Header.Get("Mcp-Session-Id"), ctx.Request.Header.Peek(…).
 			if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (name == "Get" || name == "Peek" || name == "Values") && requestHeader(sel.X) && len(x.Args) == 1 {
 				if h, ok := strLit(x.Args[0]); ok && sessionHeaderNames[strings.ToLower(h)] {
-					e.add(&e.sessionHeaders, hit(x, "reads header "+h))
+					e.add(&e.SessionHeaders, hit(x, "reads header "+h))
 				}
 			}
 			// Scope enforcement: requireScope(…), hasScope(…).
 			if scopeFunc.MatchString(name) {
-				e.add(&e.scopeEnforce, hit(x, "calls "+name))
+				e.add(&e.ScopeEnforce, hit(x, "calls "+name))
 			}
 			// Sandbox configuration read by code: os.Getenv("SANDBOX_URL"), flag.Bool("dry-run", …).
 			if (name == "Getenv" || name == "LookupEnv" || name == "Bool" || name == "String" || name == "BoolVar" || name == "StringVar") && len(x.Args) >= 1 {
@@ -100,7 +101,7 @@ func goFile(e *evidence, rel string, src []byte) {
 					arg = x.Args[1]
 				}
 				if s, ok := strLit(arg); ok && sandboxName.MatchString(s) {
-					e.add(&e.sandboxReads, hit(x, name+"("+s+")"))
+					e.add(&e.SandboxReads, hit(x, name+"("+s+")"))
 				}
 			}
 			// Structured logs carrying who acted and what they did.
@@ -109,7 +110,7 @@ func goFile(e *evidence, rel string, src []byte) {
 				collectKeys(x, keys)
 				if anyKey(keys, identityKeys) && (anyKey(keys, actionKeys) || len(x.Args) > 0) {
 					if _, msg := strLitFirst(x.Args); msg || anyKey(keys, actionKeys) {
-						e.add(&e.auditLogs, hit(x, name+" with "+strings.Join(keysIn(keys, identityKeys), ", ")))
+						e.add(&e.AuditLogs, hit(x, name+" with "+strings.Join(keysIn(keys, identityKeys), ", ")))
 					}
 				}
 			}
@@ -133,15 +134,15 @@ func goFile(e *evidence, rel string, src []byte) {
 					keys[strings.ToLower(id.Name)] = true
 					switch id.Name {
 					case "DestructiveHint", "ReadOnlyHint", "RequiresConfirmation", "ConfirmationRequired", "Irreversible":
-						e.add(&e.consequence, hit(kv, id.Name))
+						e.add(&e.Consequence, hit(kv, id.Name))
 					}
 				}
 			}
 			if (keys["access_token"] || keys["accesstoken"]) && keys["scope"] {
-				e.add(&e.scopeIssue, hit(x, "token response with scope"))
+				e.add(&e.ScopeIssue, hit(x, "token response with scope"))
 			}
 			if (keys["scope"] || keys["scp"]) && strings.Contains(strings.ToLower(typeName(x.Type)), "claims") {
-				e.add(&e.scopeIssue, hit(x, "token claims with scope"))
+				e.add(&e.ScopeIssue, hit(x, "token claims with scope"))
 			}
 		case *ast.StructType:
 			// Fields whose tags name a sandbox setting: `env:"SANDBOX_URL"`.
@@ -152,13 +153,13 @@ func goFile(e *evidence, rel string, src []byte) {
 				tag, _ := strconv.Unquote(fld.Tag.Value)
 				for _, key := range []string{"env", "envconfig", "yaml", "json", "toml", "mapstructure"} {
 					if v := reflect.StructTag(tag).Get(key); v != "" && sandboxName.MatchString(v) {
-						e.add(&e.sandboxReads, hit(fld, key+` tag "`+v+`"`))
+						e.add(&e.SandboxReads, hit(fld, key+` tag "`+v+`"`))
 					}
 				}
 				if v := reflect.StructTag(tag).Get("json"); strings.HasPrefix(v, "scope") {
 					for _, other := range x.Fields.List {
 						if other.Tag != nil && strings.Contains(other.Tag.Value, "access_token") {
-							e.add(&e.scopeIssue, hit(fld, "token type with a scope field"))
+							e.add(&e.ScopeIssue, hit(fld, "token type with a scope field"))
 						}
 					}
 				}
@@ -231,6 +232,7 @@ func keysIn(keys, set map[string]bool) []string {
 			out = append(out, k)
 		}
 	}
+	sort.Strings(out) // map order would make the message differ from run to run
 	return out
 }
 
@@ -274,7 +276,7 @@ func toolLiteral(e ast.Expr) *ToolDef {
 // webhookFunc looks inside one function for an outbound delivery: an HMAC
 // computed and sent in a signature header (with or without a timestamp), or a
 // POST to a callback or webhook URL with no signature at all.
-func webhookFunc(e *evidence, rel string, fset *token.FileSet, body *ast.BlockStmt) {
+func webhookFunc(e *Findings, rel string, fset *token.FileSet, body *ast.BlockStmt) {
 	var hmacAt, sigAt, tsAt, postAt ast.Node
 	ast.Inspect(body, func(n ast.Node) bool {
 		if _, ok := n.(*ast.FuncLit); ok {
@@ -328,11 +330,11 @@ func webhookFunc(e *evidence, rel string, fset *token.FileSet, body *ast.BlockSt
 	}
 	switch {
 	case hmacAt != nil && sigAt != nil:
-		e.add(&e.signed, at(sigAt, "HMAC signature header"))
+		e.add(&e.Signed, at(sigAt, "HMAC signature header"))
 		if tsAt != nil {
-			e.add(&e.timestamped, at(tsAt, "signature timestamp"))
+			e.add(&e.Timestamped, at(tsAt, "signature timestamp"))
 		}
 	case postAt != nil:
-		e.add(&e.unsigned, at(postAt, "delivery without a signature"))
+		e.add(&e.Unsigned, at(postAt, "delivery without a signature"))
 	}
 }

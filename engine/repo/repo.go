@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/score"
 )
 
 // Result is the report of a repository scan: {path, timestamp, levels, checks}.
@@ -46,28 +44,27 @@ func (r *Result) Reached() bool {
 // Options configure a scan.
 type Options struct {
 	Limits Limits
-	Now    func() time.Time
+	Now    func() time.Time // the result's timestamp; default time.Now
 }
 
-// Scan walks root once and runs the ten level-5 checks.
-func Scan(ctx context.Context, root string, opts Options) (*Result, error) {
+// Walk reads the tree at root once and returns what it found, sorted by
+// place, and the account of the walk. It judges nothing: the level-5 checks
+// (package checks) judge the Findings, and engine.ScanRepo assembles the Result.
+func Walk(ctx context.Context, root string, opts Options) (*Findings, Stats, error) {
 	start := time.Now()
 	opts.Limits.defaults()
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	st, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", root, err)
+		return nil, Stats{}, fmt.Errorf("cannot read %s: %w", root, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory; give the root of a repository", root)
+		return nil, Stats{}, fmt.Errorf("%s is not a directory; give the root of a repository", root)
 	}
 	files, skipped, err := walk(root, opts.Limits)
 	if err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
-	ev := &evidence{}
+	ev := &Findings{}
 	work := make(chan file)
 	var wg sync.WaitGroup
 	var bytesRead int64
@@ -106,19 +103,14 @@ func Scan(ctx context.Context, root string, opts Options) (*Result, error) {
 	close(work)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
-	abs, _ := filepath.Abs(root)
-	res := &Result{Path: abs, Timestamp: opts.Now().UTC().Truncate(time.Second),
-		Stats: Stats{Files: len(files), Bytes: bytesRead, Skipped: skipped, Elapsed: time.Since(start).Round(time.Millisecond).String()}}
 	sortEvidence(ev)
-	res.Checks = judge(ev)
-	res.Levels = score.Levels(res.Checks)
-	return res, nil
+	return ev, Stats{Files: len(files), Bytes: bytesRead, Skipped: skipped, Elapsed: time.Since(start).Round(time.Millisecond).String()}, nil
 }
 
 // inspect routes one file to the reader for its kind.
-func inspect(e *evidence, rel string, src []byte) {
+func inspect(e *Findings, rel string, src []byte) {
 	base := path.Base(rel)
 	switch ext := strings.ToLower(path.Ext(base)); {
 	case ext == ".go":
@@ -135,29 +127,29 @@ func inspect(e *evidence, rel string, src []byte) {
 		switch {
 		case rel == "AGENTS.md" || rel == "agents.md":
 			e.mu.Lock()
-			e.agentsMD = agentsFile(rel, src)
+			e.AgentsMD = agentsFile(rel, src)
 			e.mu.Unlock()
 		case rel == "CLAUDE.md" || rel == ".github/copilot-instructions.md" || rel == "GEMINI.md" || strings.HasPrefix(rel, ".cursor/rules") || base == ".cursorrules":
-			e.add(&e.vendorFiles, Hit{File: rel, Line: 1, What: "agent instructions for one vendor"})
+			e.add(&e.VendorFiles, Hit{File: rel, Line: 1, What: "agent instructions for one vendor"})
 		}
 	}
 	if strings.HasPrefix(rel, ".cursor/rules/") {
-		e.add(&e.vendorFiles, Hit{File: rel, Line: 1, What: "Cursor rules"})
+		e.add(&e.VendorFiles, Hit{File: rel, Line: 1, What: "Cursor rules"})
 	}
 }
 
 // sortEvidence makes results independent of the order workers finished in.
-func sortEvidence(e *evidence) {
+func sortEvidence(e *Findings) {
 	byPlace := func(h []Hit) {
 		sort.Slice(h, func(i, j int) bool { return h[i].File < h[j].File || h[i].File == h[j].File && h[i].Line < h[j].Line })
 	}
-	for _, l := range []*[]Hit{&e.sessionHeaders, &e.scopeIssue, &e.scopeEnforce, &e.auditLogs, &e.sandboxReads, &e.sandboxConfigs, &e.consequence, &e.signed, &e.timestamped, &e.unsigned, &e.vendorFiles} {
+	for _, l := range []*[]Hit{&e.SessionHeaders, &e.ScopeIssue, &e.ScopeEnforce, &e.AuditLogs, &e.SandboxReads, &e.SandboxConfigs, &e.Consequence, &e.Signed, &e.Timestamped, &e.Unsigned, &e.VendorFiles} {
 		byPlace(*l)
 	}
-	sort.Slice(e.routes, func(i, j int) bool {
-		return e.routes[i].File < e.routes[j].File || e.routes[i].File == e.routes[j].File && e.routes[i].Line < e.routes[j].Line
+	sort.Slice(e.Routes, func(i, j int) bool {
+		return e.Routes[i].File < e.Routes[j].File || e.Routes[i].File == e.Routes[j].File && e.Routes[i].Line < e.Routes[j].Line
 	})
-	sort.Slice(e.tools, func(i, j int) bool {
-		return e.tools[i].File < e.tools[j].File || e.tools[i].File == e.tools[j].File && e.tools[i].Line < e.tools[j].Line
+	sort.Slice(e.Tools, func(i, j int) bool {
+		return e.Tools[i].File < e.Tools[j].File || e.Tools[i].File == e.Tools[j].File && e.Tools[i].Line < e.Tools[j].Line
 	})
 }

@@ -96,7 +96,7 @@ var identityWord = regexp.MustCompile(`\b(agentId|agent_id|clientId|client_id|ac
 var actionWord = regexp.MustCompile(`\b(action|event|operation|op|tool)\b`)
 
 // scriptFile extracts evidence from JavaScript/TypeScript, Python or Ruby.
-func scriptFile(e *evidence, rel, lang string, src []byte) {
+func scriptFile(e *Findings, rel, lang string, src []byte) {
 	clean := string(blankComments(src, lang))
 	lines := strings.Split(clean, "\n")
 	isRoutesRb := strings.HasSuffix(rel, "config/routes.rb")
@@ -145,25 +145,25 @@ func scriptFile(e *evidence, rel, lang string, src []byte) {
 		}
 		for _, m := range hdrRead.FindAllStringSubmatch(l, -1) {
 			if sessionHeaderNames[strings.ToLower(m[1])] {
-				e.add(&e.sessionHeaders, h("reads header "+m[1]))
+				e.add(&e.SessionHeaders, h("reads header "+m[1]))
 			}
 		}
 		for _, m := range envRead.FindAllStringSubmatch(l, -1) {
 			if sandboxName.MatchString(m[1]) {
-				e.add(&e.sandboxReads, h("reads "+m[1]))
+				e.add(&e.SandboxReads, h("reads "+m[1]))
 			}
 		}
 		if m := scopeCall.FindString(l); m != "" {
-			e.add(&e.scopeEnforce, h("calls "+strings.TrimSuffix(strings.TrimSpace(m), "(")))
+			e.add(&e.ScopeEnforce, h("calls "+strings.TrimSuffix(strings.TrimSpace(m), "(")))
 		}
 		if tokenObj.MatchString(l) && scopeKey.MatchString(l) {
-			e.add(&e.scopeIssue, h("token response with scope"))
+			e.add(&e.ScopeIssue, h("token response with scope"))
 		}
 		if logCall.MatchString(l) && identityWord.MatchString(l) && actionWord.MatchString(l) {
-			e.add(&e.auditLogs, h("log with "+identityWord.FindString(l)))
+			e.add(&e.AuditLogs, h("log with "+identityWord.FindString(l)))
 		}
 		if m := jsConseq.FindString(l); m != "" {
-			e.add(&e.consequence, h(m))
+			e.add(&e.Consequence, h(m))
 		}
 		if jsHmac.MatchString(l) && fileHmac < 0 {
 			fileHmac = n
@@ -175,13 +175,13 @@ func scriptFile(e *evidence, rel, lang string, src []byte) {
 			fileTS = n
 		}
 		if postHook.MatchString(l) {
-			e.add(&e.unsigned, h("posts to a callback"))
+			e.add(&e.Unsigned, h("posts to a callback"))
 		}
 	}
 	if fileHmac > 0 && fileSig > 0 {
-		e.add(&e.signed, Hit{File: rel, Line: fileSig, What: "HMAC signature header"})
+		e.add(&e.Signed, Hit{File: rel, Line: fileSig, What: "HMAC signature header"})
 		if fileTS > 0 {
-			e.add(&e.timestamped, Hit{File: rel, Line: fileTS, What: "signature timestamp"})
+			e.add(&e.Timestamped, Hit{File: rel, Line: fileTS, What: "signature timestamp"})
 		}
 	}
 }

@@ -111,6 +111,9 @@ func Run(t *testing.T, start Start) {
 	t.Run("badge", func(t *testing.T) { badges(t, c) })
 	t.Run("routing and identity", func(t *testing.T) { routing(t, c) })
 	t.Run("allowance and x402", func(t *testing.T) { allowance(t, client{t, start(t, Env())}) })
+	t.Run("path normalisation", func(t *testing.T) { paths(t, c) })
+	t.Run("error envelopes", func(t *testing.T) { errorEnvelopes(t, c) })
+	hardening(t, start)
 	t.Run("self-scan", func(t *testing.T) { selfScan(t, c) })
 	LoadContract(t).RequireSeen(t, "GET /api/scan 200", "GET /api/scan 401", "GET /api/scan 402", "GET /api/badge 200", "GET /api/badge 304",
 		"GET /api/badge 400", "POST /api/agent/token 200", "POST /api/agent/token 400", "POST /api/agent/token 429", "POST /api/mcp 200",

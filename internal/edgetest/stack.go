@@ -2,6 +2,7 @@ package edgetest
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 // StartStack starts origin and edge on loopback with env as the settings, an
 // embedded store of its own, private targets allowed (fixture sites), and
 // shutdown at the end of the test. opts sets what a build needs beyond that
-// (EdgeModule, CacheDir).
+// (EdgeModule, CacheDir). With env[OriginDown] set, the origin is stopped
+// before StartStack returns.
 func StartStack(tb testing.TB, env map[string]string, opts stack.Options) *stack.Stack {
 	tb.Helper()
 	st, err := store.OpenEmbedded(tb.TempDir())
@@ -32,5 +34,26 @@ func StartStack(tb testing.TB, env map[string]string, opts stack.Options) *stack
 		svc.Shutdown(ctx)
 		st.Close()
 	})
+	if env[OriginDown] != "" {
+		// Serve starts in a goroutine: a Shutdown before it listens would be
+		// lost, so wait until the origin answers, then stop it.
+		hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			resp, err := hc.Get(svc.OriginURL + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				tb.Fatalf("the origin never answered: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := svc.Origin.Shutdown(ctx); err != nil {
+			tb.Fatalf("stopping the origin: %v", err)
+		}
+	}
 	return svc
 }

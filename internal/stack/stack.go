@@ -40,11 +40,6 @@ type Options struct {
 	CacheDir   string // wazero compilation cache
 }
 
-// EnvKeys are the settings the edge reads.
-var EnvKeys = []string{"AGENTREADY_BASE_URL", "AGENTREADY_TOKEN_KEYS", "AGENTREADY_API_KEYS", "AGENTREADY_EDGE_SECRET",
-	"AGENTREADY_FREE_DAILY", "AGENTREADY_TOKEN_DAILY", "AGENTREADY_KEY_DAILY", "AGENTREADY_TOKEN_MINTS_HOURLY",
-	"AGENTREADY_BADGE_DAILY", "AGENTREADY_PAYTO", "AGENTREADY_FEE_PAYER"}
-
 // Stack is a running service.
 type Stack struct {
 	URL       string // the public (edge) base URL
@@ -109,7 +104,7 @@ func Start(o Options) (*Stack, error) {
 	st.OriginURL = "http://" + oln.Addr().String()
 	if o.EdgeModule != nil {
 		env := map[string]string{}
-		for _, k := range EnvKeys {
+		for _, k := range edge.EnvKeys {
 			if v := o.Env(k); v != "" {
 				env[k] = v
 			}
