@@ -351,3 +351,18 @@ func TestHumanWait(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// BenchmarkScanRequestChecks is what the checks before charging add to a
+// cached scan request: path normalisation, query parsing, the url check.
+func BenchmarkScanRequestChecks(b *testing.B) {
+	r := httptest.NewRequest("GET", "/api/scan?format=json&url=https%3A%2F%2Fexample.com%2F", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := CanonicalPath(r.URL); !ok {
+			b.Fatal("refused")
+		}
+		if e := checkScan(r, nil); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
