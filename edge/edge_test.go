@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -364,5 +365,24 @@ func BenchmarkScanRequestChecks(b *testing.B) {
 		if e := checkScan(r, nil); e != nil {
 			b.Fatal(e)
 		}
+	}
+}
+
+// Documents rendered for Hosts a caller picks are not kept without bound.
+func TestRenderedDocumentsBounded(t *testing.T) {
+	h := New(Config{}, &fakePlatform{})
+	for i := 0; i < maxRendered+200; i++ {
+		r := httptest.NewRequest("GET", "/llms.txt", nil)
+		r.Host = "h" + strconv.Itoa(i) + ".example"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 || !strings.Contains(w.Body.String(), r.Host) {
+			t.Fatalf("host %s: %d", r.Host, w.Code)
+		}
+	}
+	n := 0
+	rendered.Range(func(any, any) bool { n++; return true })
+	if n > maxRendered {
+		t.Errorf("%d documents kept, bound %d", n, maxRendered)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
@@ -44,7 +45,12 @@ var siteDocs = map[string]doc{
 	"/.well-known/x402":                       {gen: x402Doc, contentType: "application/json", maxAge: 3600},
 }
 
-var rendered sync.Map // base + path → []byte
+var (
+	rendered      sync.Map // base + path + file → []byte
+	renderedCount atomic.Int64
+)
+
+const maxRendered = 1024
 
 func render(base string, cfg Config, path string, d doc, file string) []byte {
 	key := base + "\x00" + path + "\x00" + file
@@ -58,7 +64,14 @@ func render(base string, cfg Config, path string, d doc, file string) []byte {
 		raw, _ := siteFS.ReadFile("site/" + file)
 		b = []byte(strings.ReplaceAll(string(raw), "{{BASE}}", base))
 	}
-	rendered.Store(key, b)
+	// Without AGENTREADY_BASE_URL the base comes from each request's Host, so
+	// a caller choosing Hosts could grow this map without end: past a bound,
+	// documents are rendered per request instead.
+	if renderedCount.Load() < maxRendered {
+		if _, loaded := rendered.LoadOrStore(key, b); !loaded {
+			renderedCount.Add(1)
+		}
+	}
 	return b
 }
 
