@@ -110,6 +110,9 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Deadline)
 	defer cancel()
 	sess := s.client.NewSession()
+	// The bodies stay in memory until the checks have run; then they no
+	// longer count against the budget the scans share.
+	defer sess.Close()
 	site := gather.Site{Target: target, Origin: target.Scheme + "://" + target.Host, ScannerOrigin: sess.Origin()}
 	set, err := gather.WebPlan.Run(ctx, sess, site)
 	stats := &Stats{Records: sess.Records(), Rounds: sess.Rounds()}
@@ -163,6 +166,7 @@ type Document struct {
 	Status      int
 	ContentType string
 	Body        []byte
+	Cut         string // why Body is not the whole document ("" when it is): do not judge it
 }
 
 // FetchDocument fetches one URL with the scanner's safety rules (address
@@ -172,9 +176,11 @@ func (s *Scanner) FetchDocument(ctx context.Context, rawURL, accept string) (*Do
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &ScanError{Code: "invalid_url", Message: fmt.Sprintf("%q is not an http(s) URL", rawURL)}
 	}
-	r := s.client.NewSession().Do(ctx, fetch.Request{URL: u.String(), Accept: accept})
+	sess := s.client.NewSession()
+	defer sess.Close()
+	r := sess.Do(ctx, fetch.Request{URL: u.String(), Accept: accept})
 	if r.Err != nil {
 		return nil, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s could not be fetched: %v", u, r.Err), Err: fmt.Errorf("%w: %v", ErrUnreachable, r.Err)}
 	}
-	return &Document{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType(), Body: r.Body}, nil
+	return &Document{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType(), Body: r.Body, Cut: r.Cut}, nil
 }
