@@ -51,12 +51,27 @@ build/worker/app.wasm: $(shell find edge cmd/edgeworker -name '*.go' -o -name '*
 run: build wasm
 	$(BIN)/agentready serve --addr $(ADDR) --data $(DATA) --edge-wasm $(BIN)/edge.wasm
 
-# Scan the bundled fixture site that does nearly everything right.
+# Scan the bundled fixture site that does nearly everything right
+# (DEMO_SITE=peer for another one of testdata/sites). The fixture server prints
+# its URL once it listens; if it exits first, or has not within DEMO_TIMEOUT
+# seconds, the demo stops with a message and the server's log instead of
+# waiting forever. The server is stopped however the demo ends.
+DEMO_SITE    ?= full
+DEMO_TIMEOUT ?= 10
+DEMO_SERVER  ?= $(BIN)/fixtureserver -site $(DEMO_SITE)
 demo: build
+	@test -d testdata/sites/$(DEMO_SITE) || { echo "make demo: there is no fixture site testdata/sites/$(DEMO_SITE); pick one of: $$(ls testdata/sites | tr '\n' ' ')" >&2; exit 2; }
 	@$(GO) build -o $(BIN)/fixtureserver ./bench/fixtureserver
-	@$(BIN)/fixtureserver -site full > $(BIN)/.demo-url & pid=$$!; \
-	  until [ -s $(BIN)/.demo-url ]; do sleep 0.1; done; \
-	  $(BIN)/agentready scan $$(cat $(BIN)/.demo-url); kill $$pid
+	@rm -f $(BIN)/.demo-url; \
+	  $(DEMO_SERVER) > $(BIN)/.demo-url 2> $(BIN)/.demo-log & pid=$$!; \
+	  trap 'kill $$pid 2>/dev/null' EXIT; \
+	  n=0; until [ -s $(BIN)/.demo-url ]; do \
+	    if ! kill -0 $$pid 2>/dev/null; then \
+	      echo "make demo: the fixture server exited before printing its URL. Its log:" >&2; cat $(BIN)/.demo-log >&2; exit 1; fi; \
+	    n=$$((n+1)); if [ $$n -gt $$(($(DEMO_TIMEOUT)*10)) ]; then \
+	      echo "make demo: the fixture server did not print its URL within $(DEMO_TIMEOUT) s, so it was stopped. Its log:" >&2; cat $(BIN)/.demo-log >&2; exit 1; fi; \
+	    sleep 0.1; done; \
+	  $(BIN)/agentready scan $$(cat $(BIN)/.demo-url)
 
 test: vet wasm worker unit fuzz
 
@@ -64,8 +79,11 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 
+# go test -json through internal/testsummary: package lines, failed tests in
+# full, then "N passed, N failed, N skipped" alone on a line and every skip
+# with its reason. Exits non-zero when a test or a build failed.
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) run ./internal/testsummary -go $(GO) -race -count=1 ./...
 
 # Each fuzz target briefly (FUZZTIME=2s); `make fuzz-long` runs them for a minute each.
 fuzz:
@@ -97,6 +115,7 @@ bench-repo:
 docs:
 	$(GO) test ./engine/checks -run TestDocsAreGenerated -update
 	$(GO) test ./origin/mcpserver -run TestExportedDefinitionsAreCurrent -update
+	$(GO) test ./cmd/agentready -run TestREADMEExamples -update
 
 fmt:
 	gofmt -w .

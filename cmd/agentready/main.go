@@ -1,7 +1,6 @@
-// Command agentready scans a website for AI-agent readiness, and serves the API.
-//
-//	agentready scan <url> [--json] [--timeout 20s] [--min-level N] [--min-score N] [--allow-private|--no-private]
-//	agentready serve [--addr 127.0.0.1:8080] [--data ./data] [--allow-private]
+// Command agentready scans a website (or a codebase) for AI-agent readiness,
+// and serves the API. `agentready help`, or --help after any command, prints
+// every command and flag (the usage constant below).
 //
 // Exit codes: 0 done, 1 --min-level or --min-score not reached, 2 usage error,
 // 3 site unreachable.
@@ -35,6 +34,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// usage is the help of every command; `agentready help` and --help after any
+// command print it. A test keeps it naming every flag of serve.
 const usage = `agentready — how ready is a website for AI agents?
 
 Usage:
@@ -43,9 +44,8 @@ Usage:
   agentready checks [--json]       list the check catalog
   agentready tools [--format F]    the MCP tool definitions (F: mcp, openai, anthropic)
   agentready keygen NAME           a new API key and its AGENTREADY_API_KEYS entry
-  agentready serve [flags]         run the API service (--addr 127.0.0.1:8080, --data ./data,
-                                   --allow-private; REDIS_URL selects the shared Redis state)
-  agentready help                  show this help
+  agentready serve [flags]         run the API service (edge + origin)
+  agentready help                  show this help (so does --help after any command)
 
 Scan flags:
   --json             print the report as the API's JSON (ScanResult)
@@ -58,41 +58,73 @@ Scan flags:
                      as the hosted service does
   --repo PATH        also run the 10 level-5 checks over the codebase at PATH
                      (levels[] then includes level 5)
+  Cloud-metadata, link-local and multicast addresses are always refused.
+  A bare host (example.com) is scanned over https; an explicit http:// is kept.
 
 Repo flags:
   --format F         text (default), json, sarif (SARIF 2.1.0 for code scanning) or junit
   --json             same as --format json
   --min-level 5      exit 1 unless level 5 is reached (half of the applicable checks pass)
-  Cloud-metadata, link-local and multicast addresses are always refused.
 
-A bare host (example.com) is scanned over https; an explicit http:// is kept.
+Serve flags:
+  --addr HOST:PORT   listen address (default 127.0.0.1:8080; env AGENTREADY_ADDR)
+  --data DIR         directory of the embedded state (default ./data; env AGENTREADY_DATA)
+  --allow-private    let the service scan loopback and private addresses; local testing
+                     only (env AGENTREADY_ALLOW_PRIVATE=1)
+  --cache-ttl D      how long a scan result is served from the cache (default 10m)
+  --drain D          on SIGTERM, how long in-flight requests may finish (default 20s)
+  --edge-wasm FILE   the edge compiled to WebAssembly (make wasm), hosted with wazero in
+                     front of the origin (default bin/edge.wasm; env AGENTREADY_EDGE_WASM);
+                     --edge-wasm '' runs the edge natively
+  REDIS_URL selects the shared Redis state; docs/edge.md lists the other settings.
+
 Exit codes: 0 done, 1 --min-level/--min-score not reached, 2 usage error, 3 site unreachable.
 `
+
+// commands are the subcommands; each parses its own flags.
+var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"scan":   scanCmd,
+	"repo":   repoCmd,
+	"checks": checksCmd,
+	"tools":  toolsCmd,
+	"keygen": keygenCmd,
+	"serve":  serveCmd,
+	"help":   func(_ []string, stdout, _ io.Writer) int { fmt.Fprint(stdout, usage); return exitOK },
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	switch args[0] {
-	case "scan":
-		return scanCmd(args[1:], stdout, stderr)
-	case "checks":
-		return checksCmd(args[1:], stdout, stderr)
-	case "serve":
-		return serveCmd(args[1:], stdout, stderr)
-	case "tools":
-		return toolsCmd(args[1:], stdout, stderr)
-	case "keygen":
-		return keygenCmd(args[1:], stdout, stderr)
-	case "repo":
-		return repoCmd(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	name := args[0]
+	if name == "-h" || name == "-help" || name == "--help" {
+		name = "help"
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "agentready: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	if wantsHelp(args[1:]) {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "agentready: unknown command %q\n\n%s", args[0], usage)
-	return exitUsage
+	return cmd(args[1:], stdout, stderr)
+}
+
+// wantsHelp: -h, -help or --help anywhere before a "--" asks for the help,
+// which is an answer (stdout, exit 0), not a usage error.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 type scanFlags struct {
