@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +45,11 @@ func TestMakeDemoGivesUp(t *testing.T) {
 			cmd := exec.CommandContext(ctx, mk, "-s", "-C", testenv.RepoRoot(), "demo", "GO="+goCmd, "BIN="+bin, "DEMO_TIMEOUT=1", "DEMO_SERVER="+c.server)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // make, the shell and the server
+			// A make running this test (make test) passes its own flags and
+			// variables down through the environment; this make gets only these.
+			cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+				return strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=")
+			})
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			start := time.Now()
