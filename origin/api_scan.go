@@ -6,7 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"mime"
 	"strconv"
 	"strings"
@@ -60,11 +63,11 @@ func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
-	defer func() { s.audit(s.caller(ctx), "scan", url, strconv.Itoa(ctx.Response.StatusCode())) }()
 	if !asJSON {
 		s.streamScan(ctx, url, freshRequested(ctx))
 		return
 	}
+	defer func() { s.audit(s.caller(ctx), "scan", url, outcome(ctx)) }()
 	rctx, cancel := s.requestContext()
 	defer cancel()
 	res, err := s.scans.scan(rctx, url, freshRequested(ctx))
@@ -99,8 +102,10 @@ const (
 )
 
 type sseEvent struct {
-	name string
-	data []byte
+	name   string
+	data   []byte
+	status int    // the final event's outcome: 200, or the error's status
+	code   string // and its error code
 }
 
 // StartedData is the data of scan.started.
@@ -132,14 +137,29 @@ func started(url string, cached *scanned) []byte {
 	return b
 }
 
+// streamingKey marks a request answered by a stream: the stream records its
+// metrics and audit line itself when it ends, with the scan's real outcome
+// (the status line said 200 before the scan ran).
+const streamingKey = "agentready.streaming"
+
+// Outcomes of a stream that did not complete.
+const statusClientGone = 499 // nginx's "client closed request": the caller left mid-stream
+
 // streamScan answers with Server-Sent Events: scan.started, one check event
 // per finished check, heartbeats, then scan.completed (or error). A cached
 // result replays the same sequence. A client that goes away cancels the scan.
 func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
+	caller := s.caller(ctx)
 	var hit *scanned
 	var release func()
 	if !fresh {
-		if c, ok := s.scans.cached(ctx, url); ok {
+		c, ok, err := s.scans.cached(s.base, url) // not ctx: see postScan
+		if err != nil {
+			writeError(ctx, toAPIError(err))
+			s.audit(caller, "scan", url, outcome(ctx))
+			return
+		}
+		if ok {
 			hit = c
 			s.m.cacheHits.Add(1)
 		}
@@ -148,9 +168,11 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 		var err error
 		if release, err = s.scans.pool.acquire(ctx); err != nil {
 			writeError(ctx, toAPIError(err))
+			s.audit(caller, "scan", url, outcome(ctx))
 			return
 		}
 	}
+	ctx.SetUserValue(streamingKey, true)
 	ctx.SetContentType("text/event-stream; charset=utf-8")
 	h := &ctx.Response.Header
 	h.Set("Cache-Control", "no-cache")
@@ -164,6 +186,18 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 		if release != nil {
 			defer release()
 		}
+		// The outcome is what the client was last told: scan.completed (200),
+		// an error event (the status the JSON API answers for it), or nothing
+		// because it went away.
+		status, code := statusClientGone, "client_gone"
+		defer func() {
+			s.m.request("/api/scan", status)
+			out := strconv.Itoa(status)
+			if code != "" {
+				out += " " + code
+			}
+			s.audit(caller, "scan", url, out)
+		}()
 		scanCtx, cancel := context.WithCancel(s.base)
 		defer cancel()
 		events := make(chan sseEvent, 64)
@@ -173,36 +207,40 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 			case <-scanCtx.Done():
 			}
 		}
+		fail := func(err error) sseEvent {
+			e := toAPIError(err)
+			return sseEvent{name: EventError, data: e.envelope(), status: e.Status, code: e.Code}
+		}
 		go func() {
 			defer close(events)
 			if hit != nil {
 				r, err := hit.result()
 				if err != nil {
-					send(sseEvent{EventError, toAPIError(err).envelope()})
+					send(fail(err))
 					return
 				}
-				send(sseEvent{EventStarted, started(url, hit)})
+				send(sseEvent{name: EventStarted, data: started(url, hit)})
 				for _, c := range r.Checks {
 					b, _ := json.Marshal(c)
-					send(sseEvent{EventCheck, b})
+					send(sseEvent{name: EventCheck, data: b})
 				}
-				send(sseEvent{EventCompleted, hit.raw})
+				send(sseEvent{name: EventCompleted, data: hit.raw, status: 200})
 				return
 			}
 			res, err := s.scans.execute(scanCtx, url, func(e engine.Event) {
 				switch e.Kind {
 				case engine.EventStarted:
-					send(sseEvent{EventStarted, started(url, nil)})
+					send(sseEvent{name: EventStarted, data: started(url, nil)})
 				case engine.EventCheckFinished:
 					b, _ := json.Marshal(e.Check)
-					send(sseEvent{EventCheck, b})
+					send(sseEvent{name: EventCheck, data: b})
 				}
 			})
 			if err != nil {
-				send(sseEvent{EventError, toAPIError(err).envelope()})
+				send(fail(err))
 				return
 			}
-			send(sseEvent{EventCompleted, res.raw})
+			send(sseEvent{name: EventCompleted, data: res.raw, status: 200})
 		}()
 		startedAt := time.Now()
 		fmt.Fprintf(w, "retry: 3000\n\n")
@@ -222,6 +260,9 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, e.name, e.data)
 				if w.Flush() != nil {
 					return // client gone: the deferred cancel stops the scan
+				}
+				if e.status != 0 {
+					status, code = e.status, e.code
 				}
 			case <-tick.C:
 				fmt.Fprintf(w, "event: %s\ndata: {\"elapsedMs\":%d}\n\n", EventHeartbeat, time.Since(startedAt).Milliseconds())
@@ -258,7 +299,7 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 	body := ctx.PostBody()
 	var req scanRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(ctx, apiErr(400, CodeInvalidJSON, "The body is not valid JSON ("+err.Error()+"); send {\"url\": \"https://example.com\"}."))
+		writeError(ctx, apiErr(400, CodeInvalidJSON, "The body is not valid JSON ("+jsonProblem(err)+"); send {\"url\": \"https://example.com\"}."))
 		return
 	}
 	if req.URL == nil {
@@ -270,32 +311,38 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
-	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
-	if key == "" && len(ctx.Request.Header.Peek("Idempotency-Key")) == 0 {
+	// Present-but-empty is not absent: a client that meant to send a key and
+	// sent none must hear so, not get an unprotected retry.
+	keys := ctx.Request.Header.PeekAll("Idempotency-Key")
+	if len(keys) == 0 {
 		s.finishPost(ctx, url)
 		return
 	}
-	if !validIdemKey(key) {
-		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be 1–255 visible ASCII characters (a UUID is ideal)."))
+	key := string(keys[0])
+	if len(keys) > 1 || !validIdemKey(key) {
+		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be sent once, as 1–255 visible ASCII characters (a UUID is ideal)."))
 		return
 	}
 	sum := sha256.Sum256(body)
 	fp := hex.EncodeToString(sum[:])
-	scope := "ip:" + ctx.RemoteIP().String()
+	// Scoped to the caller, not the socket: behind the edge every request
+	// comes from the edge's address.
+	scope := s.caller(ctx).Key()
 	idem := s.store.Idempotency()
-	lease := s.scans.engine.Options().Deadline + time.Minute
-	started, existing, err := idem.Begin(ctx, scope, key, fp, lease)
+	// Store calls never run under the fasthttp ctx: it is recycled for the
+	// connection's next request, while a derived context may still watch it.
+	claim, existing, err := idem.Begin(s.base, scope, key, fp, s.cfg.IdempotencyLease)
 	if err != nil {
-		writeError(ctx, apiErr(503, CodeInternal, "The idempotency store does not answer; retry shortly."))
+		writeError(ctx, stateUnavailable(err))
 		return
 	}
-	if !started {
+	if claim == nil {
 		switch {
 		case existing.Fingerprint != fp:
 			writeError(ctx, apiErr(422, CodeIdemKeyReused, "This Idempotency-Key was used with a different request body; use a new key for a new request."))
 		case existing.State == store.IdemInFlight:
-			e := apiErr(409, CodeIdemInFlight, "A request with this Idempotency-Key is still being processed; retry after it finishes.")
-			e.RetryAfter = 1
+			e := apiErr(409, CodeIdemInFlight, "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds (the stored response is replayed once it is done).")
+			e.RetryAfter = leaseLeft(existing.Expires, time.Now())
 			writeError(ctx, e)
 		default:
 			for k, v := range existing.Header {
@@ -308,12 +355,14 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 		}
 		return
 	}
+	stopRenewing := s.renewLease(idem, claim)
 	s.finishPost(ctx, url)
+	stopRenewing()
 	status := ctx.Response.StatusCode()
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	bg, cancel := context.WithTimeout(context.Background(), 2*time.Second) // even while draining: the response went out
 	defer cancel()
 	if status >= 500 {
-		_ = idem.Release(bg, scope, key) // nothing worth replaying: let the client retry with the same key
+		_ = idem.Release(bg, claim) // nothing worth replaying: let the client retry with the same key
 		return
 	}
 	rec := store.IdemRecord{Fingerprint: fp, Status: status, Body: append([]byte(nil), ctx.Response.Body()...), Created: time.Now().UTC(),
@@ -323,12 +372,74 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 			rec.Header[h] = string(v)
 		}
 	}
-	_ = idem.Complete(bg, scope, key, rec, s.cfg.IdempotencyTTL)
+	// A lost lease (the store was down longer than the lease, and another
+	// request took the key) leaves the key to its new holder.
+	_ = idem.Complete(bg, claim, rec, s.cfg.IdempotencyTTL)
 	ctx.Response.Header.Set("Idempotency-Key", key)
 }
 
+// leaseLeft is the Retry-After for a key in flight: the seconds until its
+// lease ends (rounded up, at least 1). By then the request is done and its
+// response replays, or its holder is gone and the key is free.
+func leaseLeft(expires, now time.Time) int {
+	if expires.IsZero() {
+		return 1
+	}
+	return max(1, int(math.Ceil(expires.Sub(now).Seconds())))
+}
+
+// renewLease keeps claim's lease alive until the returned stop is called.
+// Leases are short and renewed while the request runs, so a key whose holder
+// died (kill -9, a lost origin) frees itself within one lease, and the 409 a
+// waiting caller gets says how long that is at most.
+func (s *Server) renewLease(idem store.Idempotency, claim *store.Claim) (stop func()) {
+	lease := s.cfg.IdempotencyLease
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				c, cancel := context.WithTimeout(s.base, lease/3)
+				err := idem.Renew(c, claim, lease)
+				cancel()
+				if errors.Is(err, store.ErrLeaseLost) {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished // no renewal may land after Complete or Release
+	}
+}
+
+// jsonProblem says what is wrong with a JSON body in a few fixed words:
+// encoding/json's messages quote the offending input.
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return "syntax error at byte " + strconv.FormatInt(syn.Offset, 10)
+	case errors.As(err, &typ) && typ.Field == "url":
+		return "url must be a string"
+	case errors.As(err, &typ):
+		return "the body must be a JSON object"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "it ends early"
+	}
+	return "it could not be decoded"
+}
+
 func (s *Server) finishPost(ctx *fasthttp.RequestCtx, url string) {
-	defer func() { s.audit(s.caller(ctx), "scan.brief", url, strconv.Itoa(ctx.Response.StatusCode())) }()
+	defer func() { s.audit(s.caller(ctx), "scan.brief", url, outcome(ctx)) }()
 	rctx, cancel := s.requestContext()
 	defer cancel()
 	res, err := s.scans.scan(rctx, url, false)
@@ -338,12 +449,12 @@ func (s *Server) finishPost(ctx *fasthttp.RequestCtx, url string) {
 	}
 	r, err := res.result()
 	if err != nil {
-		writeError(ctx, apiErr(500, CodeInternal, err.Error()))
+		writeError(ctx, apiErr(500, CodeInternal, "The cached report could not be decoded; retry with a GET and fresh=1 to scan again."))
 		return
 	}
 	b, err := json.Marshal(r.Brief())
 	if err != nil {
-		writeError(ctx, apiErr(500, CodeInternal, err.Error()))
+		writeError(ctx, apiErr(500, CodeInternal, "The brief report could not be encoded; retry, or use GET /api/scan for the full report."))
 		return
 	}
 	writeScanned(ctx, res)

@@ -2,9 +2,12 @@ package origin
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"strconv"
 
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/origin/store"
 	"github.com/valyala/fasthttp"
 )
 
@@ -31,6 +34,12 @@ const (
 	CodeShuttingDown      = "shutting_down"
 	CodeUnsupportedFormat = "unsupported_format"
 	CodeInvalidIdentity   = "invalid_identity"
+	CodeBadRequest        = "bad_request"
+	CodeURLTooLong        = "url_too_long"
+	CodeHeadersTooLarge   = "headers_too_large"
+	CodeRequestTimeout    = "request_timeout"
+	CodeTooManyConns      = "too_many_connections" // answered by internal/connlimit before a request is read
+	CodeStateUnavailable  = "state_unavailable"
 )
 
 var titles = map[string]string{
@@ -55,6 +64,12 @@ var titles = map[string]string{
 	CodeShuttingDown:      "Server shutting down",
 	CodeUnsupportedFormat: "Unsupported format",
 	CodeInvalidIdentity:   "Unsigned caller identity",
+	CodeBadRequest:        "Bad request",
+	CodeURLTooLong:        "URL too long",
+	CodeHeadersTooLarge:   "Request headers too large",
+	CodeRequestTimeout:    "Request timeout",
+	CodeTooManyConns:      "Too many connections",
+	CodeStateUnavailable:  "State store unavailable",
 }
 
 // APIError is an error with its HTTP status and envelope.
@@ -77,7 +92,37 @@ func (e *APIError) envelope() []byte {
 	return b
 }
 
+// stateUnavailable answers a request that needs the state store (scan cache,
+// idempotency keys) while the store does not answer.
+func stateUnavailable(err error) *APIError {
+	return &APIError{Status: 503, Code: CodeStateUnavailable, RetryAfter: retryAfter(err),
+		Message: "The state store (scan cache, idempotency keys) does not answer; retry after Retry-After seconds."}
+}
+
+// retryAfter is how many whole seconds to wait before the store is tried
+// again: what the circuit breaker says, at least 1.
+func retryAfter(err error) int {
+	var ue *store.UnavailableError
+	if errors.As(err, &ue) {
+		return max(1, int(math.Ceil(ue.RetryAfter.Seconds())))
+	}
+	return 1
+}
+
+const errorCodeKey = "agentready.errorCode"
+
+// outcome is how a request ended, for the audit log: its status, and the
+// error code when it failed.
+func outcome(ctx *fasthttp.RequestCtx) string {
+	s := strconv.Itoa(ctx.Response.StatusCode())
+	if code, ok := ctx.UserValue(errorCodeKey).(string); ok {
+		s += " " + code
+	}
+	return s
+}
+
 func writeError(ctx *fasthttp.RequestCtx, e *APIError) {
+	ctx.SetUserValue(errorCodeKey, e.Code)
 	ctx.Response.Reset()
 	ctx.SetStatusCode(e.Status)
 	ctx.SetContentType("application/json")

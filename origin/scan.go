@@ -169,18 +169,24 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// cached returns a cached scan that is still within the cache lifetime.
-func (s *scanner) cached(ctx context.Context, url string) (*scanned, bool) {
+// cached returns a cached scan that is still within the cache lifetime. err
+// is set only when the store does not answer: a miss is not an error, but
+// scanning on through a store outage would cache nothing and let every
+// caller hammer the target site.
+func (s *scanner) cached(ctx context.Context, url string) (*scanned, bool, error) {
 	now := time.Now()
 	if e, ok := s.hot.get(url, now); ok {
-		return &scanned{raw: e.raw, scannedAt: e.at, cached: true}, true
+		return &scanned{raw: e.raw, scannedAt: e.at, cached: true}, true, nil
 	}
 	raw, at, err := s.cache.Get(ctx, url)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, false, err
+	}
 	if err != nil || len(raw) == 0 || raw[0] != '{' {
-		return nil, false
+		return nil, false, nil
 	}
 	s.hot.put(url, hotEntry{raw: raw, at: at, expires: minTime(now.Add(hotTTL), at.Add(s.cfg.CacheTTL))})
-	return &scanned{raw: raw, scannedAt: at, cached: true}, true
+	return &scanned{raw: raw, scannedAt: at, cached: true}, true, nil
 }
 
 // run scans url with a worker and caches the result.
@@ -225,7 +231,11 @@ func (s *scanner) execute(ctx context.Context, url string, onEvent func(engine.E
 // scan serves url from the cache or from one shared run.
 func (s *scanner) scan(ctx context.Context, url string, fresh bool) (*scanned, error) {
 	if !fresh {
-		if sc, ok := s.cached(ctx, url); ok {
+		sc, ok, err := s.cached(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			s.m.cacheHits.Add(1)
 			return sc, nil
 		}
@@ -268,6 +278,8 @@ func (s *scanner) scan(ctx context.Context, url string, fresh bool) (*scanned, e
 func toAPIError(err error) *APIError {
 	var se *engine.ScanError
 	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		return stateUnavailable(err)
 	case errors.Is(err, errOverloaded):
 		return &APIError{Status: 503, Code: CodeOverloaded, Message: "Every scan worker is busy and the queue is full; retry in a few seconds.", RetryAfter: 5}
 	case errors.As(err, &se) && se.Code == "site_unreachable":

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/connlimit"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin/mcpserver"
 	"github.com/agentready/agentready/origin/store"
@@ -43,7 +46,29 @@ type Config struct {
 	Audit          *slog.Logger        // audit log of scan-costing actions (who, what, outcome); nil = none
 	EdgeSecret     []byte              // shared with the edge: callers it vouches for (AGENTREADY_EDGE_SECRET)
 	TokenKeys      token.Keys          // verifies bearer tokens the edge issued (AGENTREADY_TOKEN_KEYS); nil = not checked here
+	ReadTimeout    time.Duration       // a whole request, headers and body, from its first byte (15 s)
+	IdleTimeout    time.Duration       // a keep-alive connection waiting for its next request (60 s)
+	// MaxConnsPerIP caps open connections per client address (connlimit.DefaultPerIP);
+	// negative: no cap, for an origin behind the edge or a proxy, whose
+	// requests all come from a few addresses.
+	MaxConnsPerIP int
+	CapLoopback   bool // count loopback clients too (tests; off, a proxy on the same host would be capped as one client)
+	// IdempotencyLease is how long a key stays held after its request's
+	// last renewal (10 s): what a dead holder costs a retrying client.
+	IdempotencyLease time.Duration
 }
+
+// Request size limits. The public edge applies the same URL and header
+// limits, so a request it admits is never refused here for its size.
+const (
+	MaxURLBytes    = 8 << 10  // the request target: path and query
+	MaxHeaderBytes = 16 << 10 // header fields as the client sent them
+	// The edge adds its signed identity headers on the way here.
+	originHeaderBytes = MaxHeaderBytes + 4<<10
+	// What fasthttp can hold of a request line and headers; a request
+	// larger than this cannot be parsed at all (and is answered 431).
+	readBufferSize = 32 << 10
+)
 
 func (c *Config) defaults() {
 	if c.CacheTTL <= 0 {
@@ -51,6 +76,9 @@ func (c *Config) defaults() {
 	}
 	if c.IdempotencyTTL <= 0 {
 		c.IdempotencyTTL = 24 * time.Hour
+	}
+	if c.IdempotencyLease <= 0 {
+		c.IdempotencyLease = 10 * time.Second
 	}
 	if c.Workers <= 0 {
 		c.Workers = 64
@@ -69,6 +97,15 @@ func (c *Config) defaults() {
 	}
 	if c.Allowances == (identity.Allowances{}) {
 		c.Allowances = identity.DefaultAllowances
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 15 * time.Second
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 60 * time.Second
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = connlimit.DefaultPerIP
 	}
 }
 
@@ -138,27 +175,88 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 		Handler:            s.Handle,
 		Name:               "agentready",
 		MaxRequestBodySize: cfg.MaxBody,
-		ReadTimeout:        30 * time.Second,
-		IdleTimeout:        60 * time.Second,
+		ReadBufferSize:     readBufferSize,
+		ReadTimeout:        cfg.ReadTimeout,
+		IdleTimeout:        cfg.IdleTimeout,
 		CloseOnShutdown:    true,
-		Logger:             quietLogger{},
-		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
-			if errors.Is(err, fasthttp.ErrBodyTooLarge) && string(ctx.Path()) == "/api/mcp" {
-				mcpTooLarge(ctx)
-				return
-			}
-			if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-				writeError(ctx, apiErr(413, CodePayloadTooLarge, "The request body is larger than the 64 KiB limit; send {\"url\": \"…\"} only."))
-				return
-			}
-			writeError(ctx, apiErr(400, CodeInvalidJSON, "The request could not be read: "+err.Error()))
-		},
+		// Belt and braces: protocolError never shows fasthttp's text, and
+		// with this it carries no request bytes either.
+		SecureErrorLogMessage: true,
+		Logger:                quietLogger{},
+		ErrorHandler:          s.protocolError,
 	}
 	return s
 }
 
-// Serve accepts connections on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+// protocolError answers a request fasthttp could not read. Each kind of
+// failure gets a fixed message: fasthttp's own error text quotes the request
+// bytes (bearer tokens, cookies, the edge's identity headers), so it must
+// never reach the client.
+func (s *Server) protocolError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var e *APIError
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) || errors.As(err, &small) {
+		drain(ctx.Conn())
+	}
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge) && string(ctx.Path()) == "/api/mcp":
+		mcpTooLarge(ctx)
+		s.m.request("/api/mcp", ctx.Response.StatusCode())
+		return
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		e = apiErr(413, CodePayloadTooLarge, "The request body is larger than the "+strconv.Itoa(s.cfg.MaxBody>>10)+" KiB limit; send {\"url\": \"…\"} only.")
+	case errors.As(err, &small):
+		e = apiErr(431, CodeHeadersTooLarge, "The request line and headers together are larger than "+strconv.Itoa(readBufferSize>>10)+" KiB, so the request could not be read; keep the url under "+strconv.Itoa(MaxURLBytes>>10)+" KiB and the headers under "+strconv.Itoa(MaxHeaderBytes>>10)+" KiB (large cookies, long tokens), then retry.")
+	case isTimeout(err):
+		e = apiErr(408, CodeRequestTimeout, "The request did not arrive within "+s.cfg.ReadTimeout.String()+" (a stalled or very slow upload); send the whole request at once, then retry.")
+	default:
+		e = apiErr(400, CodeBadRequest, "The request is not valid HTTP/1.1 (malformed request line, header or chunked body); check the client, then retry.")
+	}
+	writeError(ctx, e)
+	s.m.request("protocol", e.Status)
+}
+
+// drain reads and drops what the client is still sending of a request
+// refused for its size, until it pauses for 50 ms (at most 1 MiB, 1 s):
+// fasthttp closes the connection after the answer, and closing with unread
+// data makes the kernel reset it, so the client would see a broken pipe
+// instead of the 413 or 431.
+func drain(c net.Conn) {
+	end := time.Now().Add(time.Second)
+	buf := make([]byte, 32<<10)
+	for total := 0; total < 1<<20 && time.Now().Before(end); {
+		c.SetReadDeadline(minTime(end, time.Now().Add(50*time.Millisecond)))
+		n, err := c.Read(buf)
+		total += n
+		if err != nil {
+			return
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &t) && t.Timeout())
+}
+
+// sizeError refuses a request whose URL or headers exceed the limits the
+// edge also applies. fasthttp reads up to readBufferSize, so these are
+// checked here, with an answer that says which part is too long.
+func sizeError(ctx *fasthttp.RequestCtx) *APIError {
+	if len(ctx.Request.Header.RequestURI()) > MaxURLBytes {
+		return apiErr(414, CodeURLTooLong, "The request URL is longer than "+strconv.Itoa(MaxURLBytes>>10)+" KiB; give the site as a short url (its home page, not a long deep link), then retry.")
+	}
+	if len(ctx.Request.Header.RawHeaders()) > originHeaderBytes {
+		return apiErr(431, CodeHeadersTooLarge, "The request headers are larger than "+strconv.Itoa(MaxHeaderBytes>>10)+" KiB; drop large cookies or other oversized headers, then retry.")
+	}
+	return nil
+}
+
+// Serve accepts connections on ln until Shutdown, at most MaxConnsPerIP
+// from one (non-loopback, unless CapLoopback) client address at a time.
+func (s *Server) Serve(ln net.Listener) error {
+	return s.srv.Serve(connlimit.Wrap(ln, s.cfg.MaxConnsPerIP, s.cfg.CapLoopback))
+}
 
 // Shutdown stops accepting connections, lets in-flight requests (and their
 // scans) finish until ctx expires, then cancels what is left.
@@ -198,6 +296,12 @@ type route struct {
 
 // Handle routes a request.
 func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
+	if err := sizeError(ctx); err != nil {
+		writeError(ctx, err)
+		ctx.SetConnectionClose()
+		s.m.request("protocol", err.Status)
+		return
+	}
 	path := string(ctx.Path())
 	c, err := s.resolveCaller(ctx)
 	if err != nil {
@@ -229,7 +333,9 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 	default:
 		h(ctx)
 	}
-	s.m.request(r.name, ctx.Response.StatusCode())
+	if ctx.UserValue(streamingKey) == nil { // a stream counts itself when it ends, with its outcome
+		s.m.request(r.name, ctx.Response.StatusCode())
+	}
 }
 
 func sortStrings(s []string) []string {
@@ -407,6 +513,7 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	ctx.SetContentType("application/json")
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	if err := s.store.Ping(c); err != nil {
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		ctx.SetStatusCode(503)
 		ctx.SetBodyString(`{"status":"degraded","store":"` + s.store.Name() + `","error":"state store does not answer"}`)
 		return

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/connlimit"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
@@ -38,6 +40,39 @@ type Options struct {
 	// hosted by wazero in front of the origin; otherwise the edge runs natively.
 	EdgeModule []byte
 	CacheDir   string // wazero compilation cache
+	// The public listener's limits; zero fields take the defaults in
+	// parentheses. MaxConnsPerIP also reads AGENTREADY_MAX_CONNS_PER_IP;
+	// negative means no cap (behind a reverse proxy every client shares
+	// the proxy's address).
+	MaxConnsPerIP int           // open connections per client address (connlimit.DefaultPerIP)
+	CapLoopback   bool          // count loopback clients too (tests; off, a reverse proxy on the same host would be capped as one client)
+	HeaderTimeout time.Duration // request line and headers, from the first byte (10 s)
+	BodyTimeout   time.Duration // a request body, beyond HeaderTimeout: the whole request must arrive within their sum (15 s)
+	IdleTimeout   time.Duration // a keep-alive connection waiting for its next request (60 s)
+}
+
+func (o *Options) limits() error {
+	if o.MaxConnsPerIP == 0 {
+		if v := o.Env("AGENTREADY_MAX_CONNS_PER_IP"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n == 0 {
+				return fmt.Errorf("AGENTREADY_MAX_CONNS_PER_IP=%q: want a whole number (connections per client address; -1 for no cap)", v)
+			}
+			o.MaxConnsPerIP = n
+		} else {
+			o.MaxConnsPerIP = connlimit.DefaultPerIP
+		}
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 15 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
+	return nil
 }
 
 // Stack is a running service.
@@ -66,6 +101,9 @@ func Start(o Options) (*Stack, error) {
 	if o.Env == nil {
 		o.Env = func(string) string { return "" }
 	}
+	if err := o.limits(); err != nil {
+		return nil, err
+	}
 	cfg, err := edge.FromEnv(o.Env)
 	if err != nil {
 		return nil, err
@@ -90,6 +128,7 @@ func Start(o Options) (*Stack, error) {
 	o.Origin.TokenKeys = cfg.TokenKeys
 	o.Origin.Allowances = cfg.Allowances
 	o.Origin.Payment = cfg.Payment
+	o.Origin.MaxConnsPerIP = -1 // its only client is the edge below, on loopback
 	if o.Origin.BaseURL == "" {
 		o.Origin.BaseURL = cfg.BaseURL
 	}
@@ -130,9 +169,23 @@ func Start(o Options) (*Stack, error) {
 		return nil, fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", o.Addr, err)
 	}
 	st.URL = "http://" + ln.Addr().String()
-	st.edgeSrv = &http.Server{Handler: st.Edge, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+	st.edgeSrv = &http.Server{
+		Handler:           public{next: st.Edge, bodyTimeout: o.BodyTimeout},
+		ReadHeaderTimeout: o.HeaderTimeout,
+		// Counted from the request's first byte, headers included. It does
+		// not cut long answers (SSE): net/http lifts the deadline once the
+		// body has been read.
+		ReadTimeout: o.HeaderTimeout + o.BodyTimeout,
+		IdleTimeout: o.IdleTimeout,
+		// Generous, so that public answers the usual oversize requests with
+		// an envelope that says which part is too long; beyond this
+		// net/http answers 431 itself (turned into an envelope by
+		// plainErrors).
+		MaxHeaderBytes: publicHeaderBuffer,
+		ErrorLog:       slog.NewLogLogger(slog.DiscardHandler, slog.LevelError),
+	}
 	go func() {
-		if err := st.edgeSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := st.edgeSrv.Serve(connlimit.Wrap(plainErrors{ln}, o.MaxConnsPerIP, o.CapLoopback)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			slog.Error("edge stopped", "err", err)
 		}
 	}()

@@ -52,6 +52,9 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = releaseDeadLeases(db)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -121,6 +124,16 @@ func live(v []byte) ([]byte, bool) {
 	return v[8:], true
 }
 
+// fileError reports a failed read or write of the data file (disk full, I/O
+// error, closed database) as the store being unavailable, like a Redis
+// outage: callers answer 503 state_unavailable either way.
+func fileError(err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return &UnavailableError{RetryAfter: time.Second, Cause: "the data file could not be read or written", Err: err}
+}
+
 func (e *Embedded) get(_ context.Context, key string) ([]byte, error) {
 	var out []byte
 	err := e.db.View(func(tx *bolt.Tx) error {
@@ -131,11 +144,11 @@ func (e *Embedded) get(_ context.Context, key string) ([]byte, error) {
 		out = bytes.Clone(v)
 		return nil
 	})
-	return out, err
+	return out, fileError(err)
 }
 
 func (e *Embedded) set(_ context.Context, key string, val []byte, ttl time.Duration) error {
-	return e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Put([]byte(key), encode(val, ttl)) })
+	return fileError(e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Put([]byte(key), encode(val, ttl)) }))
 }
 
 func (e *Embedded) setNX(_ context.Context, key string, val []byte, ttl time.Duration) (bool, error) {
@@ -148,11 +161,57 @@ func (e *Embedded) setNX(_ context.Context, key string, val []byte, ttl time.Dur
 		ok = true
 		return b.Put([]byte(key), encode(val, ttl))
 	})
-	return ok, err
+	return ok, fileError(err)
 }
 
 func (e *Embedded) del(_ context.Context, key string) error {
-	return e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Delete([]byte(key)) })
+	return fileError(e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Delete([]byte(key)) }))
+}
+
+func (e *Embedded) swapOwned(_ context.Context, key, owner string, val []byte, ttl time.Duration) (bool, error) {
+	ok := false
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketKV)
+		cur, exists := live(b.Get([]byte(key)))
+		if !exists || !ownedInFlight(cur, owner) {
+			return nil
+		}
+		ok = true
+		if val == nil {
+			return b.Delete([]byte(key))
+		}
+		return b.Put([]byte(key), encode(val, ttl))
+	})
+	return ok, fileError(err)
+}
+
+var inFlightPrefix = []byte(`{"state":"` + IdemInFlight + `"`)
+
+// releaseDeadLeases frees the idempotency keys left in flight by a previous
+// process. bbolt's file lock admits one process at a time, so every in-flight
+// key found at open belongs to a process that died before finishing (kill -9,
+// power loss): keeping it would answer 409 until its lease ran out.
+func releaseDeadLeases(db *bolt.DB) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketKV)
+		var dead [][]byte
+		c := b.Cursor()
+		prefix := []byte("idem:")
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			// State is the record's first member: the prefix test skips
+			// decoding the (many, larger) completed records.
+			var r IdemRecord
+			if val, ok := live(v); ok && bytes.HasPrefix(val, inFlightPrefix) && json.Unmarshal(val, &r) == nil && r.State == IdemInFlight {
+				dead = append(dead, bytes.Clone(k))
+			}
+		}
+		for _, k := range dead {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 type boltMonitors struct{ db *bolt.DB }

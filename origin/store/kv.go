@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -15,6 +18,16 @@ type kv interface {
 	set(ctx context.Context, key string, val []byte, ttl time.Duration) error
 	setNX(ctx context.Context, key string, val []byte, ttl time.Duration) (bool, error)
 	del(ctx context.Context, key string) error
+	// swapOwned replaces (val != nil, for ttl) or deletes (val == nil) key
+	// only while it holds an in-flight idempotency record of owner, in one
+	// atomic step; false when it does not.
+	swapOwned(ctx context.Context, key, owner string, val []byte, ttl time.Duration) (bool, error)
+}
+
+// ownedInFlight reports whether b is an in-flight record held by owner.
+func ownedInFlight(b []byte, owner string) bool {
+	var r IdemRecord
+	return json.Unmarshal(b, &r) == nil && r.State == IdemInFlight && r.Owner == owner
 }
 
 type scanCache struct{ kv kv }
@@ -42,47 +55,93 @@ type idempotency struct{ kv kv }
 
 func idemKey(scope, key string) string { return "idem:" + scope + "\x00" + key }
 
-func (s idempotency) Begin(ctx context.Context, scope, key, fp string, lease time.Duration) (bool, *IdemRecord, error) {
-	rec, _ := json.Marshal(IdemRecord{State: IdemInFlight, Fingerprint: fp, Created: time.Now().UTC()})
+func newOwner() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (s idempotency) Begin(ctx context.Context, scope, key, fp string, lease time.Duration) (*Claim, *IdemRecord, error) {
 	// Replays are the common case: a read answers them without a write.
-	if b, err := s.kv.get(ctx, idemKey(scope, key)); err == nil {
-		var existing IdemRecord
-		if err := json.Unmarshal(b, &existing); err == nil {
-			return false, &existing, nil
-		}
+	if existing, err := s.read(ctx, scope, key); err == nil {
+		return nil, existing, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
 	}
+	now := time.Now().UTC()
+	c := &Claim{Scope: scope, Key: key, Owner: newOwner(), Expires: now.Add(lease)}
+	rec, _ := json.Marshal(IdemRecord{State: IdemInFlight, Fingerprint: fp, Created: now, Owner: c.Owner, Expires: c.Expires})
 	for attempt := 0; attempt < 3; attempt++ {
 		ok, err := s.kv.setNX(ctx, idemKey(scope, key), rec, lease)
-		if err != nil || ok {
-			return ok, nil, err
+		if err != nil {
+			return nil, nil, err
 		}
-		b, err := s.kv.get(ctx, idemKey(scope, key))
+		if ok {
+			return c, nil, nil
+		}
+		existing, err := s.read(ctx, scope, key)
 		if errors.Is(err, ErrNotFound) {
 			continue // expired between the two calls: try to claim again
 		}
 		if err != nil {
-			return false, nil, err
+			return nil, nil, err
 		}
-		var existing IdemRecord
-		if err := json.Unmarshal(b, &existing); err != nil {
-			return false, nil, err
-		}
-		return false, &existing, nil
+		return nil, existing, nil
 	}
-	return false, nil, errors.New("idempotency key kept changing state; retry")
+	return nil, nil, errors.New("idempotency key kept changing state; retry")
 }
 
-func (s idempotency) Complete(ctx context.Context, scope, key string, rec IdemRecord, ttl time.Duration) error {
-	rec.State = IdemDone
+func (s idempotency) read(ctx context.Context, scope, key string) (*IdemRecord, error) {
+	b, err := s.kv.get(ctx, idemKey(scope, key))
+	if err != nil {
+		return nil, err
+	}
+	var r IdemRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("idempotency record for %q is corrupt: %w", key, err)
+	}
+	return &r, nil
+}
+
+func (s idempotency) Renew(ctx context.Context, c *Claim, lease time.Duration) error {
+	r, err := s.read(ctx, c.Scope, c.Key)
+	if errors.Is(err, ErrNotFound) {
+		return ErrLeaseLost
+	}
+	if err != nil {
+		return err
+	}
+	expires := time.Now().UTC().Add(lease)
+	r.Expires = expires
+	b, _ := json.Marshal(r)
+	return s.swap(ctx, c, b, lease, func() { c.Expires = expires })
+}
+
+func (s idempotency) Complete(ctx context.Context, c *Claim, rec IdemRecord, ttl time.Duration) error {
+	rec.State, rec.Owner, rec.Expires = IdemDone, "", time.Time{}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	return s.kv.set(ctx, idemKey(scope, key), b, ttl)
+	return s.swap(ctx, c, b, ttl, nil)
 }
 
-func (s idempotency) Release(ctx context.Context, scope, key string) error {
-	return s.kv.del(ctx, idemKey(scope, key))
+func (s idempotency) Release(ctx context.Context, c *Claim) error {
+	return s.swap(ctx, c, nil, 0, nil)
+}
+
+func (s idempotency) swap(ctx context.Context, c *Claim, val []byte, ttl time.Duration, then func()) error {
+	ok, err := s.kv.swapOwned(ctx, idemKey(c.Scope, c.Key), c.Owner, val, ttl)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrLeaseLost
+	}
+	if then != nil {
+		then()
+	}
+	return nil
 }
 
 type screenshots struct{ kv kv }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,24 +14,72 @@ import (
 
 // Redis is the shared backend for several origins.
 type Redis struct {
-	c      *redis.Client
-	prefix string
+	c       *redis.Client
+	prefix  string
+	timeout time.Duration
+	br      *breaker
 }
 
-// OpenRedis connects to url (redis://host:port/db) and checks it answers.
+// RedisOptions bound how long a request can wait for Redis. Zero fields take
+// the defaults in parentheses.
+type RedisOptions struct {
+	CallTimeout time.Duration // one store call, retries included (500 ms); also go-redis's read/write/pool timeouts
+	DialTimeout time.Duration // one connection attempt (1 s)
+	Failures    int           // consecutive failed calls that open the circuit breaker (3)
+	CoolDown    time.Duration // how long the open breaker fails calls fast before a probe (2 s)
+}
+
+func (o *RedisOptions) defaults() {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 500 * time.Millisecond
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = time.Second
+	}
+	if o.Failures <= 0 {
+		o.Failures = 3
+	}
+	if o.CoolDown <= 0 {
+		o.CoolDown = 2 * time.Second
+	}
+}
+
+// OpenRedis connects to url (redis://host:port/db) with the default
+// RedisOptions and checks it answers.
 func OpenRedis(ctx context.Context, url string) (*Redis, error) {
+	return OpenRedisWith(ctx, url, RedisOptions{})
+}
+
+// OpenRedisWith is OpenRedis with explicit timeouts and breaker settings.
+func OpenRedisWith(ctx context.Context, url string, o RedisOptions) (*Redis, error) {
+	o.defaults()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL %q: %w", url, err)
+		// The parser's message may quote the URL, password included.
+		return nil, errors.New("REDIS_URL is not a valid redis:// or rediss:// URL (redis://[user:password@]host:port/db)")
 	}
 	opt.PoolSize = 64
+	// go-redis's defaults (3 s reads, 3 retries, 5 dial attempts) make a
+	// frozen Redis stall each request for 15–20 s. The rate limiter shares
+	// this client, so the same bounds apply to its calls.
+	opt.ContextTimeoutEnabled = true
+	opt.DialTimeout = o.DialTimeout
+	opt.DialerRetries = 1
+	opt.ReadTimeout = o.CallTimeout
+	opt.WriteTimeout = o.CallTimeout
+	opt.PoolTimeout = o.CallTimeout
+	opt.MaxRetries = 1
 	c := redis.NewClient(opt)
-	r := &Redis{c: c, prefix: "agentready:"}
+	r := &Redis{c: c, prefix: "agentready:", timeout: o.CallTimeout, br: newBreaker(o.Failures, o.CoolDown)}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("Redis at %s does not answer: %w", opt.Addr, err)
+		var answered redis.Error
+		if errors.As(err, &answered) {
+			return nil, fmt.Errorf("Redis at %s refused the session (check the password and database in REDIS_URL): %s", opt.Addr, strings.SplitN(err.Error(), "\n", 2)[0])
+		}
+		return nil, fmt.Errorf("Redis at %s does not answer within 3 s (is it running, and is REDIS_URL right?)", opt.Addr)
 	}
 	return r, nil
 }
@@ -39,19 +88,61 @@ func OpenRedis(ctx context.Context, url string) (*Redis, error) {
 func (r *Redis) Client() *redis.Client { return r.c }
 
 // WithPrefix returns a view whose keys live under another prefix (tests use one per run).
-func (r *Redis) WithPrefix(p string) *Redis { return &Redis{c: r.c, prefix: p} }
+func (r *Redis) WithPrefix(p string) *Redis {
+	return &Redis{c: r.c, prefix: p, timeout: r.timeout, br: r.br}
+}
 
-func (r *Redis) Name() string                   { return "redis" }
-func (r *Redis) Ping(ctx context.Context) error { return r.c.Ping(ctx).Err() }
-func (r *Redis) ScanCache() ScanCache           { return scanCache{r} }
-func (r *Redis) Idempotency() Idempotency       { return idempotency{r} }
-func (r *Redis) Screenshots() Screenshots       { return screenshots{r} }
-func (r *Redis) Monitors() Monitors             { return redisMonitors{r} }
-func (r *Redis) History() History               { return redisHistory{r} }
-func (r *Redis) Close() error                   { return r.c.Close() }
+// do runs one store call under the call timeout and the circuit breaker.
+// Every error that means "Redis did not answer" becomes an
+// *UnavailableError with a fixed cause: go-redis's messages name addresses.
+func (r *Redis) do(ctx context.Context, call func(ctx context.Context) error) error {
+	probe, unavailable := r.br.allow()
+	if unavailable != nil {
+		return unavailable
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	err := call(cctx)
+	var answered redis.Error
+	switch {
+	case err == nil, errors.Is(err, redis.Nil), errors.Is(err, ErrNotFound), errors.As(err, &answered):
+		r.br.done(probe, false)
+		return err
+	case ctx.Err() != nil:
+		// The caller gave up (client gone): says nothing about Redis.
+		r.br.abandon(probe)
+		return ctx.Err()
+	}
+	r.br.done(probe, true)
+	cause := "no answer within " + r.timeout.String()
+	if !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+		cause = "connection failed"
+	}
+	return &UnavailableError{RetryAfter: r.br.retryAfter(), Cause: cause, Err: err}
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+func (r *Redis) Name() string { return "redis" }
+func (r *Redis) Ping(ctx context.Context) error {
+	return r.do(ctx, func(ctx context.Context) error { return r.c.Ping(ctx).Err() })
+}
+func (r *Redis) ScanCache() ScanCache     { return scanCache{r} }
+func (r *Redis) Idempotency() Idempotency { return idempotency{r} }
+func (r *Redis) Screenshots() Screenshots { return screenshots{r} }
+func (r *Redis) Monitors() Monitors       { return redisMonitors{r} }
+func (r *Redis) History() History         { return redisHistory{r} }
+func (r *Redis) Close() error             { return r.c.Close() }
 
 func (r *Redis) get(ctx context.Context, key string) ([]byte, error) {
-	b, err := r.c.Get(ctx, r.prefix+key).Bytes()
+	var b []byte
+	err := r.do(ctx, func(ctx context.Context) (err error) {
+		b, err = r.c.Get(ctx, r.prefix+key).Bytes()
+		return err
+	})
 	if errors.Is(err, redis.Nil) {
 		return nil, ErrNotFound
 	}
@@ -59,11 +150,13 @@ func (r *Redis) get(ctx context.Context, key string) ([]byte, error) {
 }
 
 func (r *Redis) set(ctx context.Context, key string, val []byte, ttl time.Duration) error {
-	return r.c.Set(ctx, r.prefix+key, val, ttl).Err()
+	return r.do(ctx, func(ctx context.Context) error { return r.c.Set(ctx, r.prefix+key, val, ttl).Err() })
 }
 
 func (r *Redis) setNX(ctx context.Context, key string, val []byte, ttl time.Duration) (bool, error) {
-	err := r.c.SetArgs(ctx, r.prefix+key, val, redis.SetArgs{Mode: "NX", TTL: ttl}).Err()
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.c.SetArgs(ctx, r.prefix+key, val, redis.SetArgs{Mode: "NX", TTL: ttl}).Err()
+	})
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
@@ -71,7 +164,32 @@ func (r *Redis) setNX(ctx context.Context, key string, val []byte, ttl time.Dura
 }
 
 func (r *Redis) del(ctx context.Context, key string) error {
-	return r.c.Del(ctx, r.prefix+key).Err()
+	return r.do(ctx, func(ctx context.Context) error { return r.c.Del(ctx, r.prefix+key).Err() })
+}
+
+// swapScript replaces or deletes an in-flight idempotency record, only if
+// ARGV[1] still owns it (Redis scripts run atomically).
+var swapScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local ok, rec = pcall(cjson.decode, v)
+if not ok or type(rec) ~= 'table' or rec.state ~= 'in_flight' or rec.owner ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+elseif tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+else
+  redis.call('SET', KEYS[1], ARGV[2])
+end
+return 1`)
+
+func (r *Redis) swapOwned(ctx context.Context, key, owner string, val []byte, ttl time.Duration) (bool, error) {
+	var n int64
+	err := r.do(ctx, func(ctx context.Context) (err error) {
+		n, err = swapScript.Run(ctx, r.c, []string{r.prefix + key}, owner, val, ttl.Milliseconds()).Int64()
+		return err
+	})
+	return n == 1, err
 }
 
 type redisMonitors struct{ r *Redis }
@@ -84,19 +202,26 @@ func (m redisMonitors) Create(ctx context.Context, mon Monitor, first time.Time)
 	if err != nil {
 		return err
 	}
-	ok, err := m.r.c.SetNX(ctx, m.key(mon.ID), b, 0).Result()
-	if err != nil {
-		return err
-	}
-	if !ok {
+	var created bool
+	err = m.r.do(ctx, func(ctx context.Context) (err error) {
+		if created, err = m.r.c.SetNX(ctx, m.key(mon.ID), b, 0).Result(); err != nil || !created {
+			return err
+		}
+		return m.r.c.ZAdd(ctx, m.sched(), redis.Z{Score: float64(first.UnixMilli()), Member: mon.ID}).Err()
+	})
+	if err == nil && !created {
 		return fmt.Errorf("monitor %s exists", mon.ID)
 	}
-	return m.r.c.ZAdd(ctx, m.sched(), redis.Z{Score: float64(first.UnixMilli()), Member: mon.ID}).Err()
+	return err
 }
 
 func (m redisMonitors) Get(ctx context.Context, id string) (Monitor, error) {
 	var mon Monitor
-	b, err := m.r.c.Get(ctx, m.key(id)).Bytes()
+	var b []byte
+	err := m.r.do(ctx, func(ctx context.Context) (err error) {
+		b, err = m.r.c.Get(ctx, m.key(id)).Bytes()
+		return err
+	})
 	if errors.Is(err, redis.Nil) {
 		return mon, ErrNotFound
 	}
@@ -111,7 +236,11 @@ func (m redisMonitors) Update(ctx context.Context, mon Monitor) error {
 	if err != nil {
 		return err
 	}
-	ok, err := m.r.c.SetXX(ctx, m.key(mon.ID), b, redis.KeepTTL).Result()
+	var ok bool
+	err = m.r.do(ctx, func(ctx context.Context) (err error) {
+		ok, err = m.r.c.SetXX(ctx, m.key(mon.ID), b, redis.KeepTTL).Result()
+		return err
+	})
 	if err == nil && !ok {
 		return ErrNotFound
 	}
@@ -119,17 +248,17 @@ func (m redisMonitors) Update(ctx context.Context, mon Monitor) error {
 }
 
 func (m redisMonitors) Delete(ctx context.Context, id string) error {
-	n, err := m.r.c.Del(ctx, m.key(id)).Result()
-	if err != nil {
-		return err
-	}
-	if err := m.r.c.ZRem(ctx, m.sched(), id).Err(); err != nil {
-		return err
-	}
-	if n == 0 {
+	var n int64
+	err := m.r.do(ctx, func(ctx context.Context) (err error) {
+		if n, err = m.r.c.Del(ctx, m.key(id)).Result(); err != nil {
+			return err
+		}
+		return m.r.c.ZRem(ctx, m.sched(), id).Err()
+	})
+	if err == nil && n == 0 {
 		return ErrNotFound
 	}
-	return nil
+	return err
 }
 
 // claimScript moves due members to now+lease in one atomic step.
@@ -142,8 +271,12 @@ func (m redisMonitors) Claim(ctx context.Context, now time.Time, lease time.Dura
 	if lease <= 0 {
 		return nil, errors.New("claim lease must be positive")
 	}
-	res, err := claimScript.Run(ctx, m.r.c, []string{m.sched()},
-		strconv.FormatInt(now.UnixMilli(), 10), strconv.FormatInt(now.Add(lease).UnixMilli(), 10), limit).StringSlice()
+	var res []string
+	err := m.r.do(ctx, func(ctx context.Context) (err error) {
+		res, err = claimScript.Run(ctx, m.r.c, []string{m.sched()},
+			strconv.FormatInt(now.UnixMilli(), 10), strconv.FormatInt(now.Add(lease).UnixMilli(), 10), limit).StringSlice()
+		return err
+	})
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -151,14 +284,17 @@ func (m redisMonitors) Claim(ctx context.Context, now time.Time, lease time.Dura
 }
 
 func (m redisMonitors) Reschedule(ctx context.Context, id string, at time.Time) error {
-	exists, err := m.r.c.Exists(ctx, m.key(id)).Result()
-	if err != nil {
-		return err
-	}
-	if exists == 0 {
+	var exists int64
+	err := m.r.do(ctx, func(ctx context.Context) (err error) {
+		if exists, err = m.r.c.Exists(ctx, m.key(id)).Result(); err != nil || exists == 0 {
+			return err
+		}
+		return m.r.c.ZAdd(ctx, m.sched(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err()
+	})
+	if err == nil && exists == 0 {
 		return ErrNotFound
 	}
-	return m.r.c.ZAdd(ctx, m.sched(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err()
+	return err
 }
 
 // Open picks the backend: Redis when redisURL is set, else the embedded file under dataDir.
@@ -178,24 +314,31 @@ func (h redisHistory) Record(ctx context.Context, e HistoryEntry) error {
 	}
 	// One sorted set ranks by score, newer first on ties: score × 1e11 + Unix seconds.
 	rank := float64(e.Score)*1e11 + float64(e.ScannedAt.Unix())
-	_, err = h.r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, h.r.prefix+"history", e.URL, b)
-		p.ZAdd(ctx, h.r.prefix+"history:rank", redis.Z{Score: rank, Member: e.URL})
-		return nil
+	return h.r.do(ctx, func(ctx context.Context) error {
+		_, err := h.r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, h.r.prefix+"history", e.URL, b)
+			p.ZAdd(ctx, h.r.prefix+"history:rank", redis.Z{Score: rank, Member: e.URL})
+			return nil
+		})
+		return err
 	})
-	return err
 }
 
 func (h redisHistory) Top(ctx context.Context, offset, limit int) ([]HistoryEntry, int, error) {
-	total, err := h.r.c.ZCard(ctx, h.r.prefix+"history:rank").Result()
-	if err != nil {
-		return nil, 0, err
-	}
-	urls, err := h.r.c.ZRevRange(ctx, h.r.prefix+"history:rank", int64(offset), int64(offset+limit-1)).Result()
-	if err != nil || len(urls) == 0 {
-		return []HistoryEntry{}, int(total), err
-	}
-	vals, err := h.r.c.HMGet(ctx, h.r.prefix+"history", urls...).Result()
+	var total int64
+	var vals []any
+	err := h.r.do(ctx, func(ctx context.Context) error {
+		var err error
+		if total, err = h.r.c.ZCard(ctx, h.r.prefix+"history:rank").Result(); err != nil {
+			return err
+		}
+		urls, err := h.r.c.ZRevRange(ctx, h.r.prefix+"history:rank", int64(offset), int64(offset+limit-1)).Result()
+		if err != nil || len(urls) == 0 {
+			return err
+		}
+		vals, err = h.r.c.HMGet(ctx, h.r.prefix+"history", urls...).Result()
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}

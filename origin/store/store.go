@@ -9,6 +9,27 @@ import (
 // ErrNotFound is returned for a missing or expired key.
 var ErrNotFound = errors.New("not found")
 
+// ErrUnavailable is what every call returns (wrapped in an *UnavailableError)
+// while the state store does not answer: a timeout, a refused connection, or
+// the circuit breaker failing fast after several of those.
+var ErrUnavailable = errors.New("state store unavailable")
+
+// UnavailableError says how long the store is expected to stay unavailable,
+// so callers can answer 503 with an honest Retry-After.
+type UnavailableError struct {
+	RetryAfter time.Duration // until the breaker lets a probe through
+	Cause      string        // short and fixed ("no answer within 500ms"…): safe to show
+	Err        error         // the underlying error, for operators' logs only (may name addresses)
+}
+
+func (e *UnavailableError) Error() string        { return "state store unavailable: " + e.Cause }
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+func (e *UnavailableError) Unwrap() error        { return e.Err }
+
+// ErrLeaseLost is returned by Renew, Complete and Release when the key is no
+// longer held by the claim (its lease expired and another request took it).
+var ErrLeaseLost = errors.New("idempotency lease lost")
+
 // Backend bundles every concern.
 type Backend interface {
 	ScanCache() ScanCache
@@ -43,18 +64,32 @@ type IdemRecord struct {
 	Header      map[string]string `json:"header,omitempty"`
 	Body        []byte            `json:"body,omitempty"`
 	Created     time.Time         `json:"created"`
+	// While in flight: who holds the key, and until when unless renewed. A
+	// caller told to wait gets the remaining lease as Retry-After, so the
+	// answer stays honest even when the holder died.
+	Owner   string    `json:"owner,omitempty"`
+	Expires time.Time `json:"expires,omitzero"`
+}
+
+// Claim is an idempotency key held by the request that runs under it.
+type Claim struct {
+	Scope, Key string
+	Owner      string    // random per claim: only its holder may renew, complete or release it
+	Expires    time.Time // end of the lease as last set
 }
 
 // Idempotency stores keys scoped to a caller.
 type Idempotency interface {
-	// Begin claims the key for a request with the given fingerprint. started is
-	// true when this caller now owns the key; otherwise existing is the record
-	// another request left (in flight or done).
-	Begin(ctx context.Context, scope, key, fingerprint string, lease time.Duration) (started bool, existing *IdemRecord, err error)
+	// Begin claims the key for a request with the given fingerprint, for
+	// lease. A non-nil claim means this caller now holds the key; otherwise
+	// existing is the record another request left (in flight or done).
+	Begin(ctx context.Context, scope, key, fingerprint string, lease time.Duration) (claim *Claim, existing *IdemRecord, err error)
+	// Renew extends a held key's lease while its request is still running.
+	Renew(ctx context.Context, c *Claim, lease time.Duration) error
 	// Complete stores the final response for ttl.
-	Complete(ctx context.Context, scope, key string, rec IdemRecord, ttl time.Duration) error
+	Complete(ctx context.Context, c *Claim, rec IdemRecord, ttl time.Duration) error
 	// Release forgets a key whose request failed before producing a response worth replaying.
-	Release(ctx context.Context, scope, key string) error
+	Release(ctx context.Context, c *Claim) error
 }
 
 // Screenshots keeps PNGs by URL.

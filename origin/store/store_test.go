@@ -96,35 +96,71 @@ func testScanCache(t *testing.T, b Backend) {
 func testIdempotency(t *testing.T, b Backend) {
 	ctx := context.Background()
 	s := b.Idempotency()
-	started, existing, err := s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute)
-	if err != nil || !started || existing != nil {
-		t.Fatalf("first Begin: %v %v %v", started, existing, err)
+	before := time.Now()
+	c, existing, err := s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute)
+	if err != nil || c == nil || existing != nil || c.Owner == "" {
+		t.Fatalf("first Begin: %+v %v %v", c, existing, err)
 	}
-	started, existing, _ = s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute)
-	if started || existing == nil || existing.State != IdemInFlight || existing.Fingerprint != "fp-a" {
-		t.Fatalf("second Begin while in flight: %v %+v", started, existing)
+	if c.Expires.Before(before.Add(time.Minute)) || c.Expires.After(time.Now().Add(time.Minute)) {
+		t.Errorf("lease ends at %s, want one minute from the claim", c.Expires)
 	}
-	if started, _, _ := s.Begin(ctx, "ip:2", "k1", "fp-a", time.Minute); !started {
+	c2, existing, _ := s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute)
+	if c2 != nil || existing == nil || existing.State != IdemInFlight || existing.Fingerprint != "fp-a" || !existing.Expires.Equal(c.Expires) {
+		t.Fatalf("second Begin while in flight: %+v %+v", c2, existing)
+	}
+	if other, _, _ := s.Begin(ctx, "ip:2", "k1", "fp-a", time.Minute); other == nil {
 		t.Fatal("keys are scoped to the caller")
 	}
+	// Renewing moves the lease end that waiting callers are told about.
+	if err := s.Renew(ctx, c, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, existing, _ = s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute); existing == nil || !existing.Expires.Equal(c.Expires) || existing.Expires.Before(before.Add(3*time.Minute)) {
+		t.Errorf("after Renew: record lease %v, claim lease %s", existing, c.Expires)
+	}
+	// Only the holder may finish the key.
+	stranger := &Claim{Scope: "ip:1", Key: "k1", Owner: "someone-else"}
 	rec := IdemRecord{Fingerprint: "fp-a", Status: 200, Header: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"ok":true}`)}
-	if err := s.Complete(ctx, "ip:1", "k1", rec, time.Hour); err != nil {
+	if err := s.Release(ctx, stranger); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("a stranger released the key: %v", err)
+	}
+	if err := s.Complete(ctx, stranger, rec, time.Hour); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("a stranger completed the key: %v", err)
+	}
+	if err := s.Complete(ctx, c, rec, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	_, existing, _ = s.Begin(ctx, "ip:1", "k1", "fp-b", time.Minute)
-	if existing == nil || existing.State != IdemDone || existing.Status != 200 || !bytes.Equal(existing.Body, rec.Body) || existing.Fingerprint != "fp-a" {
+	if existing == nil || existing.State != IdemDone || existing.Status != 200 || !bytes.Equal(existing.Body, rec.Body) || existing.Fingerprint != "fp-a" || existing.Owner != "" {
 		t.Fatalf("after Complete: %+v", existing)
 	}
-	if err := s.Release(ctx, "ip:1", "k1"); err != nil {
+	if err := s.Renew(ctx, c, time.Minute); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Renew of a completed key: %v", err)
+	}
+	if err := s.Release(ctx, c); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Release of a completed key: %v", err)
+	}
+	if _, existing, _ = s.Begin(ctx, "ip:1", "k1", "fp-a", time.Minute); existing == nil || existing.State != IdemDone {
+		t.Error("a late Release removed the completed response")
+	}
+	// Release frees the key for a retry.
+	c, _, _ = s.Begin(ctx, "ip:1", "k2", "fp-a", time.Minute)
+	if err := s.Release(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if started, _, _ := s.Begin(ctx, "ip:1", "k1", "fp-b", 100*time.Millisecond); !started {
+	if again, _, _ := s.Begin(ctx, "ip:1", "k2", "fp-b", 100*time.Millisecond); again == nil {
 		t.Fatal("Begin after Release")
 	}
+	// An abandoned key frees itself when its lease ends; the old holder can
+	// no longer overwrite what the new one does.
+	var next *Claim
 	eventually(t, "an abandoned in-flight key to expire", func() bool {
-		started, _, _ := s.Begin(ctx, "ip:1", "k1", "fp-c", time.Minute)
-		return started
+		next, _, _ = s.Begin(ctx, "ip:1", "k2", "fp-c", time.Minute)
+		return next != nil
 	})
+	if err := s.Complete(ctx, c, rec, time.Hour); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("an expired claim completed the key its successor holds: %v", err)
+	}
 }
 
 func testConcurrentBegin(t *testing.T, b Backend) {
@@ -136,11 +172,11 @@ func testConcurrentBegin(t *testing.T, b Backend) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			started, existing, err := b.Idempotency().Begin(ctx, "scope", "race", "fp", time.Minute)
-			if err != nil || (!started && existing == nil) {
+			claim, existing, err := b.Idempotency().Begin(ctx, "scope", "race", "fp", time.Minute)
+			if err != nil || (claim == nil && existing == nil) {
 				t.Errorf("Begin: %v", err)
 			}
-			if started {
+			if claim != nil {
 				mu.Lock()
 				winners++
 				mu.Unlock()
@@ -274,7 +310,13 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	}
 	e.Monitors().Create(ctx, Monitor{ID: "mon_keep", URL: "https://a.example/"}, time.Now())
 	e.ScanCache().Put(ctx, "https://a.example/", []byte("r"), time.Now(), time.Hour)
-	e.Idempotency().Complete(ctx, "s", "k", IdemRecord{Fingerprint: "f", Status: 200, Body: []byte("b")}, time.Hour)
+	c, _, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute)
+	e.Idempotency().Complete(ctx, c, IdemRecord{Fingerprint: "f", Status: 200, Body: []byte("b")}, time.Hour)
+	// A request in flight when the process dies (kill -9: nothing releases
+	// its key) must not answer 409 after the restart.
+	if c, _, _ := e.Idempotency().Begin(ctx, "s", "dead", "f", time.Hour); c == nil {
+		t.Fatal("claim")
+	}
 	e.Close()
 	e, err = OpenEmbedded(dir)
 	if err != nil {
@@ -292,6 +334,9 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	}
 	if _, ex, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute); ex == nil || ex.State != IdemDone {
 		t.Errorf("idempotency record lost: %+v", ex)
+	}
+	if c, ex, _ := e.Idempotency().Begin(ctx, "s", "dead", "f", time.Minute); c == nil {
+		t.Errorf("the dead process's in-flight key still held after restart: %+v", ex)
 	}
 }
 
