@@ -289,5 +289,6 @@ func toAPIError(err error) *APIError {
 	case errors.Is(err, context.Canceled), errors.As(err, &se) && se.Code == "canceled":
 		return apiErr(503, CodeScanCanceled, "The scan was canceled before it finished (the client went away or the server is shutting down); retry.")
 	}
-	return apiErr(500, CodeInternal, "The scan failed unexpectedly: "+err.Error())
+	// A bug: the cause's own text (a library's message) is not for the caller.
+	return apiErr(500, CodeInternal, "The scan failed unexpectedly (a bug in the scanner); retry, and report the URL if it keeps failing.")
 }
