@@ -41,8 +41,8 @@ func absence(r *fetch.Response) string {
 		return "not requested"
 	case r.Err != nil:
 		return "request failed: " + shortErr(r.Err)
-	case r.OK() && r.BodyErr != nil:
-		return fmt.Sprintf("answered %d but the body never finished arriving: %s", r.Status, shortErr(r.BodyErr))
+	case r.OK() && !r.Complete():
+		return fmt.Sprintf("answered %d but the body was cut: %s", r.Status, cutReason(r))
 	case r.OK() && r.LooksHTML():
 		return fmt.Sprintf("answered %d with an HTML page (a soft 404)", r.Status)
 	default:
@@ -73,12 +73,25 @@ func probeOf(r *fetch.Response) probe {
 	return p
 }
 
-// homeNote is appended to HTML-based messages when the homepage was not a plain 200.
+// homeNote is appended to HTML-based messages when the homepage was not a
+// plain 200, or was cut: what the page lacks may lie in the part that never
+// arrived.
 func homeNote(h *gather.HomePage) string {
 	if r := h.Resp; r != nil && (r.Status < 200 || r.Status > 299) {
 		return fmt.Sprintf(" (the homepage answered %d %s)", r.Status, http.StatusText(r.Status))
 	}
+	if r := h.Resp; r != nil && r.Err == nil && !r.Complete() {
+		return fmt.Sprintf(" (only the first %d bytes of the homepage were read: %s)", len(r.Body), cutReason(r))
+	}
 	return ""
+}
+
+// cutReason says why a response's body is not whole.
+func cutReason(r *fetch.Response) string {
+	if r.Cut != "" {
+		return r.Cut
+	}
+	return "it did not finish arriving"
 }
 
 func noPage(h *gather.HomePage) Outcome {

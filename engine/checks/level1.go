@@ -214,6 +214,12 @@ func docsAccess(in gather.Source) Outcome {
 		case r.Status == 401 || r.Status == 403:
 			return partial(fmt.Sprintf("The documentation at %s requires authentication (%d).", r.RequestURL, r.Status),
 				"Make developer documentation public; agents cannot log in to read it.", det, at(r))
+		case r.OK() && !r.Complete() && (r.LooksHTML() || r.ContentType() == "text/markdown"):
+			// A page that is there but cannot be read whole is neither public
+			// documentation nor no documentation.
+			det["cut"], det["bytesRead"] = cutReason(r), len(r.Body)
+			return partial(fmt.Sprintf("The documentation page at %s answered %d, but its body was cut after %d bytes: %s.", at(r), r.Status, len(r.Body), cutReason(r)),
+				"Serve the documentation page whole and promptly: a complete response within a few seconds, under 2 MiB (split larger pages).", det, at(r))
 		case docs.Found:
 			if len(r.Redirects) > 0 && loginPath.MatchString(at(r)) {
 				return partial("The documentation link redirects to a login page ("+at(r)+").", "Make developer documentation public; agents cannot log in to read it.", det, at(r))
@@ -449,7 +455,11 @@ func feed(in gather.Source) Outcome {
 	if doc.Linked {
 		return partial("The homepage links a feed, but "+r.RequestURL+" is not a valid feed ("+absence(r)+").", "Make the linked feed URL serve valid RSS, Atom or JSON Feed.", probeOf(r), at(r))
 	}
-	return fail("No feed is linked from the homepage or served at /feed, /feed.xml, /rss.xml, /atom.xml, /index.xml, /rss.", "", map[string]any{"tried": gather.FeedPaths})
+	msg := "No feed is linked from the homepage or served at /feed, /feed.xml, /rss.xml, /atom.xml, /index.xml, /rss"
+	if r != nil && r.OK() && !r.Complete() {
+		msg += " (" + r.RequestURL + " " + absence(r) + ")"
+	}
+	return fail(msg+".", "", map[string]any{"tried": gather.FeedPaths})
 }
 
 var feedName = map[xmldoc.Kind]string{xmldoc.RSS: "An RSS", xmldoc.RDF: "An RSS 1.0", xmldoc.Atom: "An Atom", xmldoc.JSONFeed: "A JSON Feed"}
@@ -551,7 +561,7 @@ func markdownNegotiation(in gather.Source) Outcome {
 			}
 		}
 	}
-	if r.OK() && !r.LooksHTML() && len(r.Body) > 0 {
+	if r.OK() && r.Complete() && !r.LooksHTML() && len(r.Body) > 0 {
 		ct := r.ContentType()
 		vary := headerHas(r.Header, "Vary", "Accept")
 		det := map[string]any{"contentType": ct, "varyAccept": vary, "bytes": len(r.Body), "htmlBytes": len(h.Resp.Body)}
@@ -567,7 +577,7 @@ func markdownNegotiation(in gather.Source) Outcome {
 	if alt != "" {
 		return partial("Markdown is offered only through an alternate link ("+alt+"), not by content negotiation.", "", map[string]any{"alternate": alt}, at(h.Resp))
 	}
-	if r.Err != nil || !r.OK() {
+	if r.Err != nil || !r.OK() || !r.Complete() {
 		return fail("Asked for text/markdown, the homepage did not answer with content ("+absence(r)+").", "", nil)
 	}
 	return fail("Asked for text/markdown, the homepage returns HTML ("+orUnknown(r.ContentType())+").", "", map[string]string{"contentType": r.ContentType()})

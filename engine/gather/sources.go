@@ -322,7 +322,7 @@ var sitemapGatherer = Define(Sitemap, "The first same-site Sitemap robots.txt de
 			s.URL = c.URL("/sitemap.xml")
 		}
 		s.Resp = c.Fetch(fetch.Request{URL: s.URL, Accept: acceptXML})
-		if s.Resp.OK() {
+		if s.Resp.OK() && s.Resp.Complete() { // a cut sitemap is not judged from its beginning
 			s.Info = xmldoc.Detect(s.Resp.Body)
 		}
 		return s, nil
@@ -401,6 +401,11 @@ var specGatherer = Define(Spec, "The OpenAPI description: links first (Link head
 		var broken *OpenAPIDoc
 		settle := func(r *fetch.Response, source string) bool {
 			if !r.Found() {
+				// A description too large (or too slow) to read whole is
+				// reported as such, not as absent.
+				if broken == nil && r.OK() && !r.Complete() && !r.LooksHTML() && mentionsOpenAPI(r.Body) {
+					broken = &OpenAPIDoc{Resp: r, Err: errors.New("its body was cut: " + r.Cut), Source: source}
+				}
 				return false
 			}
 			spec, err := openapi.Load(r.Body, baseOf(r))
@@ -630,7 +635,7 @@ var feedGatherer = Define(Feed, "The feed the homepage links (<link rel=alternat
 	})
 
 func feedInfo(r *fetch.Response) xmldoc.Info {
-	if r == nil || !r.OK() {
+	if r == nil || !r.OK() || !r.Complete() {
 		return xmldoc.Info{}
 	}
 	return xmldoc.Detect(r.Body)
@@ -677,7 +682,7 @@ var docsGatherer = Define(Docs, "The documentation page: api-catalog service-doc
 		isDoc := func(r *fetch.Response) bool {
 			// A page identical to the homepage is a server answering every path with it.
 			// A page that never finished arriving is not documentation an agent can read.
-			return r.OK() && (r.LooksHTML() || r.ContentType() == "text/markdown") && len(r.Body) > 0 && !bytes.Equal(r.Body, home.Resp.Body)
+			return r.OK() && r.Complete() && (r.LooksHTML() || r.ContentType() == "text/markdown") && len(r.Body) > 0 && !bytes.Equal(r.Body, home.Resp.Body)
 		}
 		if len(cands) > 3 {
 			cands = cands[:3]
