@@ -21,7 +21,8 @@ FUZZ_TARGETS := \
 	./edge/token:FuzzVerify \
 	./edge/workers:FuzzReadReply \
 	./internal/edgetest:FuzzCanonicalPathMatchesOrigin \
-	./internal/edgetest:FuzzScanURLNeverStricter
+	./internal/edgetest:FuzzScanURLNeverStricter \
+	./origin/mcpserver:FuzzMCPTransport
 
 .PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge docs fmt clean
 
