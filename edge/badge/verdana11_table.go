@@ -1,5 +1,7 @@
-// Code generated from the MIT-licensed anafanafo 2.0.0 data/verdana-11px-normal.json
-// (advance widths of Verdana at 11px, in pixels, for code points below U+3000); DO NOT EDIT.
+// Code generated from anafanafo 2.0.0 data/verdana-11px-normal.json. DO NOT EDIT.
+
+// The source is MIT-licensed: advance widths of Verdana at 11px, in pixels,
+// for code points below U+3000.
 
 package badge
 
