@@ -5,6 +5,9 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,7 +25,68 @@ type Definition struct {
 	LooksFor string `json:"looksFor"` // the evidence it reads
 	Rule     string `json:"rule"`     // how pass, partial, fail and na are decided
 	Fix      string `json:"fix"`      // what to publish to pass
+	Effort   Effort `json:"effort"`   // how much work the fix usually takes
 	WebScan  bool   `json:"webScan"`  // part of the 48-check web scan (levels 1–4)
+	// Snippet is a starter to publish as it is, where one file or stanza
+	// makes the check pass; Starter fills in the site. It is a template, not
+	// part of the catalog's JSON, whose readers want text they can use.
+	Snippet string `json:"-"`
+}
+
+// Effort is how much work a check's fix usually takes. A level counts
+// passes, not work, so recommendations put the cheap fixes first.
+type Effort string
+
+const (
+	Small  Effort = "small"  // a static file, or a line in robots.txt or the page head
+	Medium Effort = "medium" // a discovery document, a response header or server configuration
+	Large  Effort = "large"  // a change to the application, its API, its content or its code
+)
+
+// Rank orders efforts, small first; an unknown effort ranks last.
+func (e Effort) Rank() int {
+	switch e {
+	case Small:
+		return 0
+	case Medium:
+		return 1
+	}
+	return 2
+}
+
+// Placeholders a Snippet may use, and what Starter puts in their place for
+// https://www.acme.example:8443/.
+const (
+	SiteOrigin  = "{origin}"  // https://www.acme.example:8443
+	SiteName    = "{name}"    // acme.example (the host without www.)
+	SiteSlug    = "{slug}"    // acme-example
+	SiteReverse = "{reverse}" // example.acme, as MCP registry names are spelt
+)
+
+// Starter is the check's snippet filled in for site (an http(s) URL): ""
+// when the check has none, or when it names the site and site has no host.
+func (d *Definition) Starter(site string) string {
+	if !strings.Contains(d.Snippet, "{") { // none, or nothing to fill in (a repository has no site)
+		return d.Snippet
+	}
+	u, err := url.Parse(site)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	name := strings.TrimPrefix(u.Hostname(), "www.")
+	reverse := name
+	if net.ParseIP(name) == nil { // an address is not a domain to turn around
+		parts := strings.Split(name, ".")
+		slices.Reverse(parts)
+		reverse = strings.Join(parts, ".")
+	}
+	// One pass: a site's own spelling is never read as a placeholder.
+	return strings.NewReplacer(
+		SiteOrigin, u.Scheme+"://"+u.Host,
+		SiteName, name,
+		SiteSlug, strings.ReplaceAll(name, ".", "-"),
+		SiteReverse, reverse,
+	).Replace(d.Snippet)
 }
 
 // Outcome is what a check says about one site.
@@ -50,6 +114,9 @@ var registry = map[string]*Check{}
 func register(d Definition, requires []gather.AnyKey, run func(gather.Source) Outcome) {
 	if _, dup := registry[d.ID]; dup {
 		panic("duplicate check id " + d.ID)
+	}
+	if d.Effort.Rank() == 2 && d.Effort != Large {
+		panic("check " + d.ID + ": effort must be Small, Medium or Large")
 	}
 	d.Category = report.Levels[d.Level-1].Name
 	d.WebScan = d.Level <= 4

@@ -42,20 +42,49 @@ func Markdown() string {
 			b.WriteString("- **Looks at:** " + c.LooksFor + "\n")
 			b.WriteString("- **Verdict:** " + c.Rule + "\n")
 			b.WriteString("- **Fix:** " + c.Fix + "\n")
+			b.WriteString("- **Effort:** " + string(c.Effort) + " (" + effortMeans[c.Effort] + ")\n")
+			if st := c.Starter(docsSite); st != "" {
+				// A fence longer than any backtick run inside keeps the starter verbatim.
+				fence := "```"
+				for strings.Contains(st, fence) {
+					fence += "`"
+				}
+				b.WriteString("- **Starter** (for " + docsSite + "):\n\n" + indent(fence+"\n"+strings.TrimRight(st, "\n")+"\n"+fence, "  ") + "\n")
+			}
 		}
 	}
 	return b.String()
+}
+
+// docsSite is the site the documented starters are filled in for.
+const docsSite = "https://example.com"
+
+var effortMeans = map[Effort]string{
+	Small:  "a static file, or a line in robots.txt or the page head",
+	Medium: "a discovery document, a response header or server configuration",
+	Large:  "a change to the application, its API, its content or its code",
+}
+
+func indent(s, by string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = by + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // howToAdd is the contributor's guide to the check and gatherer model.
 const howToAdd = `
 ## Adding a check or a gatherer
 
-A **check** is a value in ` + "`engine/checks`" + `: its definition (id, level, name, what it looks at, the verdict rule, the fix), the artifacts it reads (` + "`Requires`" + `) and a pure function from those artifacts to an outcome. A new check is one ` + "`register`" + ` call, in a new file or beside its family:
+A **check** is a value in ` + "`engine/checks`" + `: its definition (id, level, name, what it looks at, the verdict rule, the fix, the fix's effort and, where one file or stanza makes it pass, a starter snippet), the artifacts it reads (` + "`Requires`" + `) and a pure function from those artifacts to an outcome. A new check is one ` + "`register`" + ` call, in a new file or beside its family:
 
 ` + "```go" + `
 func init() {
-	register(Definition{ID: "4.13", Level: 4, Name: "…", LooksFor: "…", Rule: "…", Fix: "…"},
+	register(Definition{ID: "4.13", Level: 4, Name: "…", Effort: Small,
+		LooksFor: "…", Rule: "…", Fix: "…", Snippet: "…{origin}…"},
 		needs(gather.Home, gather.Robots), humansTxt)
 }
 
@@ -68,6 +97,7 @@ func humansTxt(in gather.Source) Outcome {
 - Read artifacts only with ` + "`gather.Get`" + ` and the site with ` + "`gather.SiteOf`" + `. Reading a key the check did not declare panics, and ` + "`TestRequiresAreExact`" + ` runs every check over every fixture site and repository: it fails when a check reads an undeclared artifact or declares one it never reads.
 - A check fetches and parses nothing. If it needs a document nobody gathers yet, or a field of it nobody parses, change or add a gatherer.
 - A check whose inputs were not gathered is not run: it fails and names the missing input.
+- ` + "`Effort`" + ` (Small, Medium, Large) and ` + "`Snippet`" + ` are what ` + "`engine/advice`" + ` orders and hands out: ` + "`agentready scan --recommend`" + ` and the MCP tool get_recommendations render its plan. A snippet may use {origin}, {name}, {slug} and {reverse}, filled in for the scanned site by ` + "`Definition.Starter`" + `.
 - Level-5 checks read one artifact, ` + "`repo.Evidence`" + ` (the repository walk's findings); web checks read the web plan's. Both are judged by the same ` + "`Check.Judge`" + `, so results are built one way.
 - A new check also needs its row in CHECKS.md, a verdict in every ` + "`testdata/sites/*/_expect.json`" + ` and the golden reports updated (` + "`go test ./engine -run TestGoldenReports -update`" + `); then ` + "`make docs`" + ` regenerates this page.
 

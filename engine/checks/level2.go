@@ -13,37 +13,37 @@ import (
 const noSpec = "No OpenAPI document was found, so there is no API description to grade."
 
 func init() {
-	register(Definition{ID: "2.1", Level: 2, Name: "API Read Operations", LooksFor: "The parsed OpenAPI document.",
+	register(Definition{ID: "2.1", Level: 2, Name: "API Read Operations", Effort: Medium, LooksFor: "The parsed OpenAPI document.",
 		Rule: "pass: at least one GET (or OpenAPI 3.2 QUERY) operation. fail: none. na: no OpenAPI document.",
 		Fix:  "Describe the read operations (GET) agents can call."}, needs(gather.Spec), readOps)
-	register(Definition{ID: "2.2", Level: 2, Name: "API Write Operations", LooksFor: "The parsed OpenAPI document.",
+	register(Definition{ID: "2.2", Level: 2, Name: "API Write Operations", Effort: Large, LooksFor: "The parsed OpenAPI document.",
 		Rule: "pass: at least one POST, PUT, PATCH or DELETE operation. fail: none. na: no OpenAPI document.",
 		Fix:  "Expose write operations (POST/PUT/PATCH/DELETE) so agents can act, not only read."}, needs(gather.Spec), writeOps)
-	register(Definition{ID: "2.3", Level: 2, Name: "API Primary Action", LooksFor: "Operation paths (last segment, or a `:verb` suffix) and operationIds.",
+	register(Definition{ID: "2.3", Level: 2, Name: "API Primary Action", Effort: Large, LooksFor: "Operation paths (last segment, or a `:verb` suffix) and operationIds.",
 		Rule: "pass: at least one action-shaped operation (a non-CRUD verb such as send, checkout, scan, approve, cancel, refund, convert). partial: only CRUD writes. fail: a read-only API. na: no OpenAPI document.",
 		Fix:  "Expose the action your product exists for as an intent endpoint, e.g. `POST /orders/{id}/cancel` or `POST /messages/send`, not only CRUD."}, needs(gather.Spec), primaryAction)
-	register(Definition{ID: "2.4", Level: 2, Name: "API Key Authentication", LooksFor: "components.securitySchemes (securityDefinitions in Swagger 2.0).",
+	register(Definition{ID: "2.4", Level: 2, Name: "API Key Authentication", Effort: Large, LooksFor: "components.securitySchemes (securityDefinitions in Swagger 2.0).",
 		Rule: "pass: a non-interactive credential (apiKey, http bearer/basic, mutualTLS, or an OAuth2 clientCredentials flow). partial: only interactive OAuth2/OpenID Connect flows. fail: write operations with no security scheme at all. na: a public read-only API without security, or no OpenAPI document.",
 		Fix:  "Offer a credential an agent can use without a browser: an API key header or OAuth2 client credentials, declared in securitySchemes."}, needs(gather.Spec), apiKeyAuth)
-	register(Definition{ID: "2.5", Level: 2, Name: "Scoped API Keys", LooksFor: "OAuth2 flow scopes and scopes named in security requirements.",
+	register(Definition{ID: "2.5", Level: 2, Name: "Scoped API Keys", Effort: Large, LooksFor: "OAuth2 flow scopes and scopes named in security requirements.",
 		Rule: "pass: OAuth2 flows declare scopes, or operations require named scopes. fail: security schemes exist but nothing is scoped. na: no security schemes, or no OpenAPI document.",
 		Fix:  "Declare scopes (e.g. `orders:read`, `orders:write`) and require them per operation so agents can be given least privilege."}, needs(gather.Spec), scopedKeys)
-	register(Definition{ID: "2.6", Level: 2, Name: "OpenID Configuration", LooksFor: "/.well-known/openid-configuration and /.well-known/oauth-authorization-server (RFC 8414).",
+	register(Definition{ID: "2.6", Level: 2, Name: "OpenID Configuration", Effort: Medium, LooksFor: "/.well-known/openid-configuration and /.well-known/oauth-authorization-server (RFC 8414).",
 		Rule: "pass: a document whose issuer matches the origin and that has a token_endpoint. partial: present but invalid (issuer mismatch, missing fields, not JSON). fail: the OpenAPI document declares OAuth2/OpenID Connect but no discovery document exists. na: neither document and no OAuth in the OpenAPI document.",
 		Fix:  "Publish /.well-known/oauth-authorization-server with `issuer` equal to your origin and `token_endpoint`."}, needs(gather.OpenIDConfig, gather.OAuthServer, gather.Spec), openIDConfig)
-	register(Definition{ID: "2.7", Level: 2, Name: "Structured Error Responses", LooksFor: "One request for a nonexistent path under the API base (the OpenAPI server URL, else /api/) with Accept: application/json.",
+	register(Definition{ID: "2.7", Level: 2, Name: "Structured Error Responses", Effort: Large, LooksFor: "One request for a nonexistent path under the API base (the OpenAPI server URL, else /api/) with Accept: application/json.",
 		Rule: "pass: 4xx with a JSON body (application/json, application/problem+json) carrying error, code, message, title or detail. partial: a JSON error with status 200 or 5xx, or JSON without recognisable fields. fail: HTML or plain text although JSON was asked for, on a site with an API (OpenAPI document or catalog). na: no API and the answer is not JSON.",
 		Fix:  "Answer API errors with a 4xx status and `application/problem+json` (RFC 9457): `{\"type\":…, \"title\":…, \"status\":404, \"detail\":…}`."}, needs(gather.ErrorProbe, gather.Spec, gather.Catalog), structuredErrors)
-	register(Definition{ID: "2.8", Level: 2, Name: "Async Operations", LooksFor: "202 responses, callbacks and webhooks in the OpenAPI document.",
+	register(Definition{ID: "2.8", Level: 2, Name: "Async Operations", Effort: Large, LooksFor: "202 responses, callbacks and webhooks in the OpenAPI document.",
 		Rule: "pass: a 202 response with a status or Location link, callbacks, or top-level webhooks. partial: 202 responses with no way to learn the outcome. na: nothing long-running is declared, or no OpenAPI document.",
 		Fix:  "For long-running work, answer 202 with a `Location` header to a status resource, or declare `callbacks`/`webhooks`."}, needs(gather.Spec), asyncOps)
-	register(Definition{ID: "2.9", Level: 2, Name: "Idempotency Support", LooksFor: "Header parameters of POST and PATCH operations.",
+	register(Definition{ID: "2.9", Level: 2, Name: "Idempotency Support", Effort: Large, LooksFor: "Header parameters of POST and PATCH operations.",
 		Rule: "pass: an Idempotency-Key header parameter on at least one POST/PATCH. fail: POST/PATCH operations exist and none accepts it. na: no POST/PATCH, or no OpenAPI document.",
 		Fix:  "Accept an `Idempotency-Key` header on POST/PATCH so agents can retry safely, and declare it in the OpenAPI document."}, needs(gather.Spec), idempotency)
-	register(Definition{ID: "2.10", Level: 2, Name: "OAuth Protected Resource", LooksFor: "/.well-known/oauth-protected-resource (RFC 9728).",
+	register(Definition{ID: "2.10", Level: 2, Name: "OAuth Protected Resource", Effort: Medium, LooksFor: "/.well-known/oauth-protected-resource (RFC 9728).",
 		Rule: "pass: `resource` names this origin (or a path on it) and `authorization_servers` is a non-empty array. partial: present with missing or wrong members. fail: absent while the API uses bearer or OAuth2 authentication. na: absent and no such authentication.",
 		Fix:  "Publish /.well-known/oauth-protected-resource: `{\"resource\":\"https://your.site\",\"authorization_servers\":[\"https://your.site\"],\"bearer_methods_supported\":[\"header\"]}`."}, needs(gather.ProtectedResource, gather.Spec), protectedResource)
-	register(Definition{ID: "2.11", Level: 2, Name: "x402 Payments", LooksFor: "Every 402 response seen during the scan, 402 responses declared in the OpenAPI document, and /.well-known/x402.",
+	register(Definition{ID: "2.11", Level: 2, Name: "x402 Payments", Effort: Large, LooksFor: "Every 402 response seen during the scan, 402 responses declared in the OpenAPI document, and /.well-known/x402.",
 		Rule: "pass: a 402 (or /.well-known/x402) carrying valid x402 requirements: a v2 PAYMENT-REQUIRED header, or a v1 body with x402Version and accepts[] entries with scheme, network, amount, asset, payTo. partial: a 402 without a valid x402 structure, or an OpenAPI document that declares 402 without it. na: no 402 anywhere.",
 		Fix:  "When payment is required, answer 402 with x402 requirements: a base64 `PAYMENT-REQUIRED` header (v2) and a v1 JSON body with `x402Version` and `accepts[]`."}, needs(gather.Payments, gather.X402, gather.Spec), x402)
 }

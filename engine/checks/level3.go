@@ -12,25 +12,25 @@ import (
 )
 
 func init() {
-	register(Definition{ID: "3.1", Level: 3, Name: "Sparse Fields", LooksFor: "Query parameter names of list operations (GETs returning an array or a collection object).",
+	register(Definition{ID: "3.1", Level: 3, Name: "Sparse Fields", Effort: Large, LooksFor: "Query parameter names of list operations (GETs returning an array or a collection object).",
 		Rule: "pass: a fields, select, fieldset or fields[…] parameter on a list operation. fail: list operations exist without one. na: no list operations, or no OpenAPI document.",
 		Fix:  "Let agents ask for only the fields they need: `GET /items?fields=id,name`."}, needs(gather.Spec), sparseFields)
-	register(Definition{ID: "3.2", Level: 3, Name: "Cursor Pagination", LooksFor: "Parameter names and response fields of list operations.",
+	register(Definition{ID: "3.2", Level: 3, Name: "Cursor Pagination", Effort: Large, LooksFor: "Parameter names and response fields of list operations.",
 		Rule: "pass: cursor parameters (cursor, page_token/pageToken, next_token, after, starting_after) or response fields (next_cursor, nextPageToken). partial: only offset/limit or page numbers. fail: list operations without any pagination. na: no list operations, or no OpenAPI document.",
 		Fix:  "Paginate lists with an opaque cursor: `GET /items?cursor=…` returning `next_cursor`."}, needs(gather.Spec), cursorPagination)
-	register(Definition{ID: "3.3", Level: 3, Name: "Search & Filtering", LooksFor: "Parameter names of list operations, and search operations.",
+	register(Definition{ID: "3.3", Level: 3, Name: "Search & Filtering", Effort: Large, LooksFor: "Parameter names of list operations, and search operations.",
 		Rule: "pass: q, query, search, filter or filter[…] parameters on a list operation, or a search operation. fail: list operations without. na: no list operations, or no OpenAPI document.",
 		Fix:  "Let agents narrow results server-side: `GET /items?q=…&filter[status]=open`."}, needs(gather.Spec), searchFiltering)
-	register(Definition{ID: "3.4", Level: 3, Name: "Bulk Operations", LooksFor: "Paths with a bulk or batch segment, and write operations whose request body is an array.",
+	register(Definition{ID: "3.4", Level: 3, Name: "Bulk Operations", Effort: Large, LooksFor: "Paths with a bulk or batch segment, and write operations whose request body is an array.",
 		Rule: "pass: a bulk/batch path or a write operation taking an array of items. fail: write operations exist, none bulk. na: no write operations, or no OpenAPI document.",
 		Fix:  "Offer `POST /items/batch` taking an array, so agents make one call instead of hundreds."}, needs(gather.Spec), bulkOps)
-	register(Definition{ID: "3.5", Level: 3, Name: "Rate Limit Headers", LooksFor: "Headers of the responses already fetched, API responses first, the homepage too.",
+	register(Definition{ID: "3.5", Level: 3, Name: "Rate Limit Headers", Effort: Large, LooksFor: "Headers of the responses already fetched, API responses first, the homepage too.",
 		Rule: "pass: a complete family on some response: X-RateLimit-Limit + -Remaining + -Reset, or RateLimit-Limit + -Remaining + -Reset, or RateLimit + RateLimit-Policy. partial: an incomplete family, or Retry-After alone. fail: none, on a site with an API. na: no API (no OpenAPI document, catalog or JSON answers) and no rate-limit header anywhere.",
 		Fix:  "Tell agents their budget on every API response: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (or the X-RateLimit-* trio)."}, needs(gather.Responses, gather.Home, gather.ErrorProbe, gather.Spec, gather.Catalog), rateLimitHeaders)
-	register(Definition{ID: "3.6", Level: 3, Name: "Caching Headers", LooksFor: "The homepage response, plus one conditional re-request (If-None-Match / If-Modified-Since).",
+	register(Definition{ID: "3.6", Level: 3, Name: "Caching Headers", Effort: Medium, LooksFor: "The homepage response, plus one conditional re-request (If-None-Match / If-Modified-Since).",
 		Rule: "pass: a validator (ETag or Last-Modified) and Cache-Control, and the conditional request gets 304. partial: some of these. fail: none.",
 		Fix:  "Send `Cache-Control` and an `ETag` on pages, and answer `If-None-Match` with 304 Not Modified."}, needs(gather.Home, gather.Revalidated), cachingHeaders)
-	register(Definition{ID: "3.7", Level: 3, Name: "MCP Tool Quality", LooksFor: "Tools from the MCP server card, or a live tools/list on the endpoint found in 1.12.",
+	register(Definition{ID: "3.7", Level: 3, Name: "MCP Tool Quality", Effort: Medium, LooksFor: "Tools from the MCP server card, or a live tools/list on the endpoint found in 1.12.",
 		Rule: "A tool is well described when its name follows MCP naming rules, its description has at least 20 characters and says more than the name, and its inputSchema is an object schema whose properties carry types and descriptions. pass: ≥ 80% well described. partial: ≥ 40%. fail: below, or an MCP server that lists no tools. na: no MCP server.",
 		Fix:  "Give every MCP tool a description that says when to use it, and an inputSchema whose properties all have a type and a description."}, needs(gather.MCPCard), mcpToolQuality)
 }

@@ -12,43 +12,53 @@ import (
 )
 
 func init() {
-	register(Definition{ID: "4.1", Level: 4, Name: "Googlebot Allowed", LooksFor: "The RFC 9309 effective robots.txt rule for Googlebot on /.",
+	register(Definition{ID: "4.1", Level: 4, Name: "Googlebot Allowed", Effort: Small, LooksFor: "The RFC 9309 effective robots.txt rule for Googlebot on /.",
 		Rule: "pass: allowed (including when there is no robots.txt). fail: disallowed, or robots.txt answers 5xx or not at all.",
 		Fix:  "Allow Googlebot to crawl /: remove `Disallow: /` from the groups that apply to it."}, needs(gather.Robots), googlebot)
-	register(Definition{ID: "4.2", Level: 4, Name: "Google-Extended Policy", LooksFor: "robots.txt groups naming Google-Extended.",
-		Rule: "pass: a group naming Google-Extended (any policy). fail: none.",
-		Fix:  "Decide whether Gemini may train on and ground in your content, and say so: `User-agent: Google-Extended` then `Allow: /` or `Disallow: /`."}, needs(gather.Robots), googleExtended)
-	register(Definition{ID: "4.3", Level: 4, Name: "Homepage Indexable", LooksFor: "X-Robots-Tag headers (generic or googlebot-scoped) and <meta name=\"robots\"> / <meta name=\"googlebot\">.",
+	register(Definition{ID: "4.2", Level: 4, Name: "Google-Extended Policy", Effort: Small, LooksFor: "robots.txt groups naming Google-Extended.",
+		Rule:    "pass: a group naming Google-Extended (any policy). fail: none.",
+		Snippet: "User-agent: Google-Extended\nAllow: /\n",
+		Fix:     "Decide whether Gemini may train on and ground in your content, and say so: `User-agent: Google-Extended` then `Allow: /` or `Disallow: /`."}, needs(gather.Robots), googleExtended)
+	register(Definition{ID: "4.3", Level: 4, Name: "Homepage Indexable", Effort: Small, LooksFor: "X-Robots-Tag headers (generic or googlebot-scoped) and <meta name=\"robots\"> / <meta name=\"googlebot\">.",
 		Rule: "pass: no noindex. partial: nosnippet or max-snippet:0 (blocks grounding). fail: noindex (or none).",
 		Fix:  "Remove `noindex` (and `nosnippet`) from the homepage's X-Robots-Tag header and robots meta tag."}, needs(gather.Home), indexable)
-	register(Definition{ID: "4.4", Level: 4, Name: "Sitemap Present", LooksFor: "Sitemap: lines in robots.txt (relative URLs resolved against robots.txt), else /sitemap.xml.",
-		Rule: "pass: robots.txt declares a sitemap and it parses (urlset or sitemapindex). partial: a valid /sitemap.xml not declared in robots.txt, or a declared sitemap that is unreachable or invalid. fail: none.",
-		Fix:  "Publish /sitemap.xml and declare it in robots.txt: `Sitemap: https://example.com/sitemap.xml`."}, needs(gather.Sitemap, gather.Robots), sitemap)
-	register(Definition{ID: "4.5", Level: 4, Name: "HTTPS", LooksFor: "The scanned URL's scheme and, for https sites, the http:// homepage (redirects not followed).",
+	register(Definition{ID: "4.4", Level: 4, Name: "Sitemap Present", Effort: Small, LooksFor: "Sitemap: lines in robots.txt (relative URLs resolved against robots.txt), else /sitemap.xml.",
+		Rule:    "pass: robots.txt declares a sitemap and it parses (urlset or sitemapindex). partial: a valid /sitemap.xml not declared in robots.txt, or a declared sitemap that is unreachable or invalid. fail: none.",
+		Snippet: "Sitemap: {origin}/sitemap.xml",
+		Fix:     "Publish /sitemap.xml and declare it in robots.txt: `Sitemap: https://example.com/sitemap.xml`."}, needs(gather.Sitemap, gather.Robots), sitemap)
+	register(Definition{ID: "4.5", Level: 4, Name: "HTTPS", Effort: Medium, LooksFor: "The scanned URL's scheme and, for https sites, the http:// homepage (redirects not followed).",
 		Rule: "pass: served over https, and http:// redirects (301/308) to https on the same host. partial: https, but http serves content, redirects with 302/307 or elsewhere, or does not answer. fail: http only.",
 		Fix:  "Serve the site over https and redirect http:// permanently (301) to the same URL on https."}, needs(gather.HTTPTwin), https)
-	register(Definition{ID: "4.6", Level: 4, Name: "Mobile Viewport", LooksFor: "<meta name=\"viewport\">.",
-		Rule: "pass: width=device-width. partial: it also disables zoom (user-scalable=no or maximum-scale=1). fail: none.",
-		Fix:  "Add `<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">`."}, needs(gather.Home), viewport)
-	register(Definition{ID: "4.7", Level: 4, Name: "JSON-LD Present", LooksFor: "<script type=\"application/ld+json\"> blocks on the homepage.",
-		Rule: "pass: at least one block that parses. partial: blocks exist but none parses. fail: none.",
-		Fix:  "Describe the page with schema.org JSON-LD in a `<script type=\"application/ld+json\">` block."}, needs(gather.Home), jsonLDPresent)
-	register(Definition{ID: "4.8", Level: 4, Name: "Entity Schema", LooksFor: "The whole JSON-LD graph (nested nodes, @graph).",
-		Rule: "pass: an Organization, WebSite or LocalBusiness node (or a schema.org subtype such as Corporation or OnlineStore) with name and url. partial: such a node without name or url. fail: none.",
-		Fix:  "Add an Organization (or WebSite) node with `name`, `url`, `logo` and `sameAs` to the homepage's JSON-LD."}, needs(gather.Home), entitySchema)
-	register(Definition{ID: "4.9", Level: 4, Name: "Canonical URL", LooksFor: "The first <link rel=\"canonical\"> (rel read as a token list).",
-		Rule: "pass: resolves to this origin's root. partial: another path, another host (www vs apex included), or unparsable. fail: none.",
-		Fix:  "Add `<link rel=\"canonical\" href=\"https://example.com/\">` naming the homepage's own URL."}, needs(gather.Home), canonical)
-	register(Definition{ID: "4.10", Level: 4, Name: "Heading Hierarchy", LooksFor: "Headings of the parsed DOM.",
+	register(Definition{ID: "4.6", Level: 4, Name: "Mobile Viewport", Effort: Small, LooksFor: "<meta name=\"viewport\">.",
+		Rule:    "pass: width=device-width. partial: it also disables zoom (user-scalable=no or maximum-scale=1). fail: none.",
+		Snippet: `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+		Fix:     "Add `<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">`."}, needs(gather.Home), viewport)
+	register(Definition{ID: "4.7", Level: 4, Name: "JSON-LD Present", Effort: Medium, LooksFor: "<script type=\"application/ld+json\"> blocks on the homepage.",
+		Rule:    "pass: at least one block that parses. partial: blocks exist but none parses. fail: none.",
+		Snippet: starterOrganization,
+		Fix:     "Describe the page with schema.org JSON-LD in a `<script type=\"application/ld+json\">` block."}, needs(gather.Home), jsonLDPresent)
+	register(Definition{ID: "4.8", Level: 4, Name: "Entity Schema", Effort: Medium, LooksFor: "The whole JSON-LD graph (nested nodes, @graph).",
+		Rule:    "pass: an Organization, WebSite or LocalBusiness node (or a schema.org subtype such as Corporation or OnlineStore) with name and url. partial: such a node without name or url. fail: none.",
+		Snippet: starterOrganization,
+		Fix:     "Add an Organization (or WebSite) node with `name`, `url`, `logo` and `sameAs` to the homepage's JSON-LD."}, needs(gather.Home), entitySchema)
+	register(Definition{ID: "4.9", Level: 4, Name: "Canonical URL", Effort: Small, LooksFor: "The first <link rel=\"canonical\"> (rel read as a token list).",
+		Rule:    "pass: resolves to this origin's root. partial: another path, another host (www vs apex included), or unparsable. fail: none.",
+		Snippet: `<link rel="canonical" href="{origin}/">`,
+		Fix:     "Add `<link rel=\"canonical\" href=\"https://example.com/\">` naming the homepage's own URL."}, needs(gather.Home), canonical)
+	register(Definition{ID: "4.10", Level: 4, Name: "Heading Hierarchy", Effort: Medium, LooksFor: "Headings of the parsed DOM.",
 		Rule: "Issues: not exactly one h1; no h2; a level skipped within the first 20 headings. pass: no issue. partial: one. fail: two or more.",
 		Fix:  "Use one h1 for the page's subject, h2 for its sections, and never skip a level."}, needs(gather.Home), headings)
-	register(Definition{ID: "4.11", Level: 4, Name: "Image Alt Coverage", LooksFor: "<img> elements and their alt attributes (empty alt allowed for decoration).",
+	register(Definition{ID: "4.11", Level: 4, Name: "Image Alt Coverage", Effort: Medium, LooksFor: "<img> elements and their alt attributes (empty alt allowed for decoration).",
 		Rule: "share with alt: pass ≥ 0.8, partial ≥ 0.5, fail below. na: no images.",
 		Fix:  "Give every meaningful image an alt text, and decorative ones `alt=\"\"`."}, needs(gather.Home), imageAlt)
-	register(Definition{ID: "4.12", Level: 4, Name: "Substantive Content", LooksFor: "Words of main content after dropping nav, header, footer, aside, script, style, svg, noscript, template (Chinese and Japanese text counted at two characters a word).",
+	register(Definition{ID: "4.12", Level: 4, Name: "Substantive Content", Effort: Large, LooksFor: "Words of main content after dropping nav, header, footer, aside, script, style, svg, noscript, template (Chinese and Japanese text counted at two characters a word).",
 		Rule: "pass ≥ 300 words, partial ≥ 150, fail below.",
 		Fix:  "Put real, server-rendered text on the homepage: what you offer, for whom, and how to use it."}, needs(gather.Home), substantive)
 }
+
+// starterOrganization is the JSON-LD block 4.7 and 4.8 both ask for.
+const starterOrganization = `<script type="application/ld+json">{"@context":"https://schema.org","@type":"Organization",` +
+	`"name":"{name}","url":"{origin}/","logo":"{origin}/logo.png"}</script>`
 
 func googlebot(in gather.Source) Outcome {
 	rb := gather.Get(in, gather.Robots)

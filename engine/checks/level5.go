@@ -17,31 +17,36 @@ func init() {
 		Definition
 		run func(gather.Source) Outcome
 	}{
-		{Definition{ID: "5.1", Name: "Intent-Based Endpoints", LooksFor: "Route registrations (Go net/http, chi, gin, echo, fasthttp; Express, Fastify, Hono; FastAPI, Flask, Django; Rails; OpenAPI files) whose last path segment is an action verb.",
+		{Definition{ID: "5.1", Name: "Intent-Based Endpoints", Effort: Large, LooksFor: "Route registrations (Go net/http, chi, gin, echo, fasthttp; Express, Fastify, Hono; FastAPI, Flask, Django; Rails; OpenAPI files) whose last path segment is an action verb.",
 			Rule: "pass: at least 2 intent routes beside the CRUD routes. partial: 1. fail: 0.", Fix: "Add routes named for what agents want to do, e.g. `POST /invoices/{id}/send`."}, intentEndpoints},
-		{Definition{ID: "5.2", Name: "Agent Sessions", LooksFor: "Session id headers read by handlers (Mcp-Session-Id, X-Agent-Session, conversation/thread ids) or a session store with expiry keyed by client identity.",
+		{Definition{ID: "5.2", Name: "Agent Sessions", Effort: Large, LooksFor: "Session id headers read by handlers (Mcp-Session-Id, X-Agent-Session, conversation/thread ids) or a session store with expiry keyed by client identity.",
 			Rule: "pass: such a mechanism. fail: none.", Fix: "Let agents carry context across calls with a session id header your handlers read."}, agentSessions},
-		{Definition{ID: "5.3", Name: "Scoped Agent Tokens", LooksFor: "Token issuance with scopes (OAuth token endpoint, JWT scope claims, scoped API-key model) and scope enforcement on routes.",
+		{Definition{ID: "5.3", Name: "Scoped Agent Tokens", Effort: Large, LooksFor: "Token issuance with scopes (OAuth token endpoint, JWT scope claims, scoped API-key model) and scope enforcement on routes.",
 			Rule: "pass: both. partial: one. fail: neither.", Fix: "Issue tokens with scopes and check the scope on each route."}, scopedTokens},
-		{Definition{ID: "5.4", Name: "Agent Audit Logs", LooksFor: "Structured logs or audit records carrying the acting client or agent identity with the action.",
+		{Definition{ID: "5.4", Name: "Agent Audit Logs", Effort: Large, LooksFor: "Structured logs or audit records carrying the acting client or agent identity with the action.",
 			Rule: "pass: such records. fail: none.", Fix: "Log every state-changing call with the acting client/agent id and the action."}, auditLogs},
-		{Definition{ID: "5.5", Name: "Sandbox Environment", LooksFor: "Sandbox base URLs or test modes read by code: config files or settings selecting a sandbox, test-key prefixes, dry-run flags.",
+		{Definition{ID: "5.5", Name: "Sandbox Environment", Effort: Large, LooksFor: "Sandbox base URLs or test modes read by code: config files or settings selecting a sandbox, test-key prefixes, dry-run flags.",
 			Rule: "pass: sandbox configuration that code reads. partial: sandbox configuration nothing reads. fail: none. Prose is never evidence.", Fix: "Offer a sandbox or dry-run mode agents can practise against, selected by configuration."}, sandbox},
-		{Definition{ID: "5.6", Name: "Consequence Labels", LooksFor: "OpenAPI x-consequence / x-irreversible, MCP tool annotations (destructiveHint, readOnlyHint), confirmation-required flags.",
+		{Definition{ID: "5.6", Name: "Consequence Labels", Effort: Medium, LooksFor: "OpenAPI x-consequence / x-irreversible, MCP tool annotations (destructiveHint, readOnlyHint), confirmation-required flags.",
 			Rule: "pass: destructive actions are labelled. fail: none.", Fix: "Label destructive operations (`x-irreversible: true`, MCP `destructiveHint`)."}, consequenceLabels},
-		{Definition{ID: "5.7", Name: "Native Tool Schemas", LooksFor: "Tool definition files (MCP tools, OpenAI function or Anthropic tool JSON: name, description, JSON-schema input), validated.",
+		{Definition{ID: "5.7", Name: "Native Tool Schemas", Effort: Medium, LooksFor: "Tool definition files (MCP tools, OpenAI function or Anthropic tool JSON: name, description, JSON-schema input), validated.",
 			Rule: "pass: valid definitions. partial: definition files that do not validate. fail: none.", Fix: "Ship tool definitions (name, description, JSON Schema input) for your main actions."}, toolSchemas},
-		{Definition{ID: "5.8", Name: "Multi-Framework Tool Definitions", LooksFor: "Tool definitions for several agent ecosystems (MCP plus OpenAI/Anthropic/LangChain/Gemini), or one source that generates them.",
+		{Definition{ID: "5.8", Name: "Multi-Framework Tool Definitions", Effort: Medium, LooksFor: "Tool definitions for several agent ecosystems (MCP plus OpenAI/Anthropic/LangChain/Gemini), or one source that generates them.",
 			Rule: "pass: 2 or more ecosystems. partial: 1. fail: 0.", Fix: "Generate tool definitions for several ecosystems from one source."}, multiFramework},
-		{Definition{ID: "5.9", Name: "Agent Instructions File", LooksFor: "AGENTS.md at the repository root, and vendor-specific files (CLAUDE.md, .github/copilot-instructions.md, .cursor/rules).",
+		{Definition{ID: "5.9", Name: "Agent Instructions File", Effort: Small, Snippet: starterAgentsMd, LooksFor: "AGENTS.md at the repository root, and vendor-specific files (CLAUDE.md, .github/copilot-instructions.md, .cursor/rules).",
 			Rule: "pass: AGENTS.md covering at least two of build, test and conventions. partial: only a vendor-specific file, or a thin AGENTS.md. fail: none.", Fix: "Add AGENTS.md with how to build, how to test, and the project's conventions."}, agentInstructions},
-		{Definition{ID: "5.10", Name: "Signed Event Delivery", LooksFor: "Outbound webhooks or callbacks signed with a secret (HMAC signature header with a timestamp, Standard Webhooks).",
+		{Definition{ID: "5.10", Name: "Signed Event Delivery", Effort: Large, LooksFor: "Outbound webhooks or callbacks signed with a secret (HMAC signature header with a timestamp, Standard Webhooks).",
 			Rule: "pass: signature and timestamp. partial: webhooks sent unsigned, or signed without a timestamp. fail: no outbound event delivery.", Fix: "Sign webhook deliveries with HMAC-SHA256 over timestamp and body, and send the timestamp."}, signedEvents},
 	} {
 		c.Level = 5
 		register(c.Definition, needs(repo.Evidence), c.run)
 	}
 }
+
+// starterAgentsMd is an AGENTS.md skeleton with the three topics 5.9 counts.
+const starterAgentsMd = "# AGENTS.md\n\n## Build\n\n- `make build`: what it builds and where.\n\n" +
+	"## Test\n\n- `make test`: what must pass before a change is done.\n\n" +
+	"## Conventions\n\n- Where code goes, how errors are handled, what never to do.\n"
 
 func atOf(h []repo.Hit) string {
 	if len(h) == 0 {

@@ -1,51 +1,90 @@
 package mcpserver
 
 import (
-	"strings"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"sync"
 	"testing"
 
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/advice"
+	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/score"
+	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testenv"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func TestRecommendOrder(t *testing.T) {
-	r := &report.Result{URL: "https://shop.example/"}
-	add := func(id string, level int, st report.Status) {
-		r.Checks = append(r.Checks, report.Check{ID: id, Name: "n" + id, Level: level, Status: st, Message: "m", Recommendation: "fix " + id})
+// get_recommendations is the engine's plan and nothing else (issue 10, item
+// 4: the tool had its own copy of the level gating and its own snippets).
+// Real scans of fixture sites on loopback, the tool called by the MCP Go
+// client over HTTP: its structured content is advice.For of the very result
+// the scan returned, field for field.
+func TestRecommendationsAreTheEnginePlan(t *testing.T) {
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	var mu sync.Mutex
+	scanned := map[string]*report.Result{}
+	s, err := New(Deps{
+		ValidateURL: func(raw string) (string, error) { return raw, nil },
+		Scan: func(ctx context.Context, u string) (*report.Result, error) {
+			r, err := sc.Scan(ctx, u, nil)
+			if err == nil {
+				mu.Lock()
+				scanned[u] = r
+				mu.Unlock()
+			}
+			return r, err
+		},
+		Fetch: func(context.Context, string, string) (*engine.Document, error) { return nil, context.Canceled },
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	add("1.1", 1, report.Fail)
-	add("1.2", 1, report.Partial)
-	add("1.3", 1, report.Pass)
-	add("1.13", 1, report.Fail)
-	add("1.16", 1, report.Fail)
-	add("2.1", 2, report.Fail)
-	add("4.6", 4, report.Fail)
-	score.Apply(r)
-	out := recommend(r)
-	if out.CurrentLevel != 0 || out.TargetLevel != 1 || out.PassesNeeded != 2 { // 3 of 5 must pass, 1 does
-		t.Fatalf("%+v", out)
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var ids []string
-	for _, rec := range out.Recommendations {
-		ids = append(ids, rec.ID)
-	}
-	// Level 1 only (the target), fails before partials, file-publishing fixes first.
-	if got := strings.Join(ids, " "); got != "1.1 1.16 1.13 1.2" {
-		t.Errorf("order %s", got)
-	}
-	if s := out.Recommendations[0].Snippet; !strings.HasPrefix(s, "# shop.example\n") || !strings.Contains(s, "https://shop.example/docs/") {
-		t.Errorf("llms.txt starter: %q", s)
-	}
-}
+	defer cs.Close()
 
-func TestSnippetsAreFilledIn(t *testing.T) {
-	for _, id := range []string{"1.1", "1.2", "1.12", "1.16", "4.8", "4.9"} {
-		s := snippet(id, "https://www.acme.example/")
-		if s == "" || strings.Contains(s, "%!") || (id != "1.1" && !strings.Contains(s, "acme.example")) {
-			t.Errorf("%s: %q", id, s)
-		}
+	targets := map[int]bool{}
+	for _, name := range []string{"peer", "partial", "empty", "full"} {
+		t.Run(name, func(t *testing.T) {
+			site, err := fixture.Start(filepath.Join(testenv.RepoRoot(), "testdata", "sites", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer site.Close()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_recommendations", Arguments: map[string]any{"url": site.URL}})
+			if err != nil || res.IsError {
+				t.Fatalf("get_recommendations: %v %+v", err, res)
+			}
+			mu.Lock()
+			r := scanned[site.URL]
+			mu.Unlock()
+			if r == nil {
+				t.Fatal("the tool did not scan through Deps.Scan")
+			}
+			want := advice.For(r)
+			var got, exp any
+			b, _ := json.Marshal(res.StructuredContent)
+			wb, _ := json.Marshal(want)
+			if json.Unmarshal(b, &got) != nil || json.Unmarshal(wb, &exp) != nil || !reflect.DeepEqual(got, exp) {
+				t.Fatalf("the tool's output is not the engine's plan:\n tool   %s\n engine %s", b, wb)
+			}
+			if len(want.Steps) == 0 {
+				t.Fatal("a fixture site with nothing to fix: the comparison proves little")
+			}
+			targets[want.TargetLevel] = true
+		})
 	}
-	if got := reverseDNS("www.acme.example"); got != "example.acme" {
-		t.Errorf("reverseDNS %q", got)
+	// The sites cover a plan with a next level and one without.
+	if !targets[0] || !targets[1] {
+		t.Errorf("target levels seen: %v", targets)
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/agentcard"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/llmstxt"
@@ -108,23 +108,35 @@ type CompareOutput struct {
 	Differences []Difference  `json:"differences" jsonschema:"Checks whose status differs between the scanned sites."`
 }
 
+// Recommendation is advice.Step with its schema's descriptions: the fields
+// are the same, in the same order, so renderPlan converts one into the other
+// and the compiler keeps them so.
 type Recommendation struct {
-	Rank    int    `json:"rank" jsonschema:"Priority, 1 first."`
-	ID      string `json:"id" jsonschema:"Check id."`
-	Name    string `json:"name" jsonschema:"Check name."`
-	Level   int    `json:"level" jsonschema:"Level of the check."`
-	Status  string `json:"status" jsonschema:"Current status: fail or partial."`
-	Why     string `json:"why" jsonschema:"What the scan found."`
-	Fix     string `json:"fix" jsonschema:"What to do."`
-	Snippet string `json:"snippet,omitempty" jsonschema:"A starter file or stanza to publish, when one applies."`
+	Rank     int           `json:"rank" jsonschema:"Priority, 1 first."`
+	ID       string        `json:"id" jsonschema:"Check id."`
+	Name     string        `json:"name" jsonschema:"Check name."`
+	Level    int           `json:"level" jsonschema:"Level of the check."`
+	Status   report.Status `json:"status" jsonschema:"Current status: fail or partial."`
+	Effort   checks.Effort `json:"effort" jsonschema:"How much work the fix usually is: small (a static file, or a line in robots.txt or the page head), medium (a discovery document, a response header or server configuration) or large (a change to the application, its API, its content or its code)."`
+	Blocking bool          `json:"blocking" jsonschema:"True when the check is in a level that targetLevel needs more passes in: fixing it counts toward the next level. Blocking fixes come first."`
+	Why      string        `json:"why" jsonschema:"What the scan found."`
+	Fix      string        `json:"fix" jsonschema:"What to do."`
+	Snippet  string        `json:"snippet,omitempty" jsonschema:"A starter file or stanza to publish, filled in for the site, when one applies."`
+}
+
+// LevelNeed is advice.Need with its schema's descriptions.
+type LevelNeed struct {
+	Level  int `json:"level" jsonschema:"A level, 1-3."`
+	Passes int `json:"passes" jsonschema:"How many more of its checks must pass."`
 }
 
 type RecommendationsOutput struct {
 	URL             string           `json:"url" jsonschema:"The scanned site root."`
 	CurrentLevel    int              `json:"currentLevel" jsonschema:"Current level 0-3."`
-	TargetLevel     int              `json:"targetLevel" jsonschema:"The next level to reach."`
-	PassesNeeded    int              `json:"passesNeeded" jsonschema:"How many more checks of the target's gating level must pass."`
-	Recommendations []Recommendation `json:"recommendations" jsonschema:"Fixes in the order to make them."`
+	TargetLevel     int              `json:"targetLevel" jsonschema:"The level the fewest further passes reach: usually currentLevel+1, higher when the score lets a strong level 2 lift a weaker level 1; 0 when level 3 is reached or no fix reaches another level."`
+	PassesNeeded    int              `json:"passesNeeded" jsonschema:"How many more checks must pass to reach targetLevel (0 when targetLevel is 0)."`
+	Needs           []LevelNeed      `json:"needs" jsonschema:"Where those passes are needed: how many more checks of each level must pass."`
+	Recommendations []Recommendation `json:"recommendations" jsonschema:"Every fail and partial check, in the order to fix them: the blocking ones first, then by level, effort (small first) and fails before partials."`
 }
 
 type BatchInput struct {
@@ -190,7 +202,7 @@ func (s *Server) register() error {
 		},
 		func() error {
 			return addTool(s, &mcp.Tool{Name: "get_recommendations", Title: "Prioritised fixes",
-				Description: "Scan a website and return the fixes that raise its level fastest, in order, each with the reason, what to do and, where one applies, a starter file or stanza to publish (llms.txt, robots.txt AI rules, API catalog, agent card, MCP server card, JSON-LD). Use it when a site owner asks what to do next. Costs one scan.",
+				Description: "Scan a website and return every fix it needs, in the order that raises its level fastest: first the checks of the levels the next level needs more passes in (how many, per level), cheap fixes before large ones, each with what the scan found, what to do, the effort and, where one applies, a starter file or stanza to publish filled in for the site (llms.txt, robots.txt AI rules, API catalog, agent card, MCP server card, JSON-LD). Use it when a site owner asks what to do next. Costs one scan.",
 				Annotations: readOnly(true)}, s.recommendations)
 		},
 		func() error {
@@ -395,53 +407,19 @@ func (s *Server) recommendations(ctx context.Context, req *mcp.CallToolRequest, 
 	if pay != nil || err != nil {
 		return pay, nil, err
 	}
-	return nil, recommend(r), nil
+	return nil, renderPlan(advice.For(r)), nil
 }
 
-// recommend orders non-passing checks so the next level comes soonest: levels
-// up to the target first, fails before partials, cheap publish-a-file fixes first.
-func recommend(r *report.Result) *RecommendationsOutput {
-	target := r.CurrentLevel + 1
-	if target > 3 {
-		target = 4 // levels 1-3 reached: polish indexability
+// renderPlan is the engine's plan in the tool's schema; the order, the
+// level gating and the starters are all the engine's.
+func renderPlan(p advice.Plan) *RecommendationsOutput {
+	out := &RecommendationsOutput{URL: p.URL, CurrentLevel: p.CurrentLevel, TargetLevel: p.TargetLevel, PassesNeeded: p.PassesNeeded,
+		Needs: make([]LevelNeed, len(p.Needs)), Recommendations: make([]Recommendation, len(p.Steps))}
+	for i, n := range p.Needs {
+		out.Needs[i] = LevelNeed(n)
 	}
-	out := &RecommendationsOutput{URL: r.URL, CurrentLevel: r.CurrentLevel, TargetLevel: target, Recommendations: []Recommendation{}}
-	gate := target
-	if gate > 3 {
-		gate = 4
-	}
-	for _, lp := range r.Levels {
-		if lp.Level.Number == gate {
-			applicable := lp.Total - lp.NA
-			need := (applicable + 1) / 2
-			if out.PassesNeeded = need - lp.Passed; out.PassesNeeded < 0 {
-				out.PassesNeeded = 0
-			}
-		}
-	}
-	var cands []report.Check
-	for _, c := range r.Checks {
-		if (c.Status == report.Fail || c.Status == report.Partial) && c.Level <= target {
-			cands = append(cands, c)
-		}
-	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := cands[i], cands[j]
-		if a.Level != b.Level {
-			return a.Level < b.Level
-		}
-		if (a.Status == report.Fail) != (b.Status == report.Fail) {
-			return a.Status == report.Fail
-		}
-		return effort(a.ID) < effort(b.ID)
-	})
-	host := r.URL
-	for i, c := range cands {
-		fix := c.Recommendation
-		if def, ok := checks.ByID(c.ID); ok && fix == "" {
-			fix = def.Fix
-		}
-		out.Recommendations = append(out.Recommendations, Recommendation{Rank: i + 1, ID: c.ID, Name: c.Name, Level: c.Level, Status: string(c.Status), Why: c.Message, Fix: fix, Snippet: snippet(c.ID, host)})
+	for i, st := range p.Steps {
+		out.Recommendations[i] = Recommendation(st)
 	}
 	return out
 }
