@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 )
@@ -58,6 +59,10 @@ Scan flags:
                      as the hosted service does
   --repo PATH        also run the 10 level-5 checks over the codebase at PATH
                      (levels[] then includes level 5)
+  --recommend        end with the next steps: every fail and partial check in the order
+                     that raises the level soonest, with its effort and a starter to
+                     publish; with --json, print that plan (as the MCP tool
+                     get_recommendations returns it) instead of the report
   Cloud-metadata, link-local and multicast addresses are always refused.
   A bare host (example.com) is scanned over https; an explicit http:// is kept.
 
@@ -135,6 +140,7 @@ type scanFlags struct {
 	allowPrivate bool
 	noPrivate    bool
 	repo         string
+	recommend    bool
 }
 
 // parseInterspersed lets flags come before or after the URL.
@@ -165,6 +171,7 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.allowPrivate, "allow-private", false, "")
 	fs.BoolVar(&f.noPrivate, "no-private", false, "")
 	fs.StringVar(&f.repo, "repo", "", "")
+	fs.BoolVar(&f.recommend, "recommend", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -221,10 +228,18 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	if f.json {
+	var next *advice.Plan
+	if f.recommend {
+		p := advice.For(res)
+		next = &p
+	}
+	switch {
+	case f.json && next != nil:
+		writeJSON(stdout, next)
+	case f.json:
 		writeJSON(stdout, res)
-	} else {
-		render(stdout, res, stats, colorOK(stdout))
+	default:
+		render(stdout, res, stats, next, colorOK(stdout))
 	}
 	if (f.minLevel >= 0 && res.CurrentLevel < f.minLevel) || (f.minScore >= 0 && res.Score.Value < f.minScore) {
 		if !f.json {
@@ -303,7 +318,7 @@ func (p *progress) done() {
 	}
 }
 
-func render(w io.Writer, r *report.Result, st *engine.Stats, color bool) {
+func render(w io.Writer, r *report.Result, st *engine.Stats, next *advice.Plan, color bool) {
 	paint := func(code, s string) string {
 		if !color {
 			return s
@@ -326,6 +341,9 @@ func render(w io.Writer, r *report.Result, st *engine.Stats, color bool) {
 				fmt.Fprintf(w, "          %s %s\n", paint("36", "→"), c.Recommendation)
 			}
 		}
+	}
+	if next != nil {
+		renderNext(w, next, paint, sym)
 	}
 	if st != nil {
 		fmt.Fprintf(w, "\n%d requests in %d rounds, %s\n", st.Requests, st.Rounds, st.Duration.Round(time.Millisecond))
