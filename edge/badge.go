@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentready/agentready/edge/badge"
 	"github.com/agentready/agentready/edge/identity"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // badgeScore is what the edge caches per site.
@@ -31,11 +33,11 @@ func (h *Handler) badge(w http.ResponseWriter, r *http.Request) {
 	}
 	target := strings.TrimSpace(r.URL.Query().Get("url"))
 	if target == "" {
-		writeError(w, 400, "missing_url", "Missing url", "Give the site as ?url=example.com.")
+		writeError(w, apierr.MissingURL, "Give the site as ?url=example.com.")
 		return
 	}
 	if len(target) > 2048 {
-		writeError(w, 400, "invalid_url", "Invalid url", "url is longer than 2048 characters.")
+		writeError(w, apierr.InvalidURL, "url is longer than 2048 characters.")
 		return
 	}
 	style, format := r.URL.Query().Get("style"), r.URL.Query().Get("format")

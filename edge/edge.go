@@ -15,6 +15,8 @@ import (
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // Decision is one rate-limit answer (GCRA, as redis_rate gives it).
@@ -170,7 +172,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// as a scan and signed as the origin will verify it.
 	path, ok := CanonicalPath(r.URL)
 	if !ok {
-		writeError(w, http.StatusBadRequest, "invalid_path", "Invalid path", "The path contains an encoded slash (%2F), which no endpoint uses; write the path with plain slashes (see /openapi.json).")
+		writeError(w, apierr.InvalidPath, "The path contains an encoded slash (%2F), which no endpoint uses; write the path with plain slashes (see /openapi.json).")
 		return
 	}
 	if path != r.URL.Path || r.URL.RawPath != "" {
@@ -211,7 +213,7 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 				return identity.Caller{Tier: identity.APIKey, Subject: k.Name}, true
 			}
 		}
-		writeError(w, 401, "invalid_api_key", "Invalid API key", "The X-API-Key is not valid (revoked or mistyped); send a valid key, or no key for the free allowance.")
+		writeError(w, apierr.InvalidAPIKey, "The X-API-Key is not valid (revoked or mistyped); send a valid key, or no key for the free allowance.")
 		return identity.Caller{}, false
 	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
@@ -221,11 +223,11 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 		case err == nil:
 			return identity.Caller{Tier: identity.Token, Subject: c.Subject}, true
 		case errors.Is(err, token.ErrNotBearer):
-			h.challenge(w, r, 401, "invalid_token", "Send the token as Authorization: Bearer <token> (a token from POST /api/agent/token).")
+			h.challenge(w, r, apierr.InvalidToken, "Send the token as Authorization: Bearer <token> (a token from POST /api/agent/token).")
 		case errors.Is(err, token.ErrScope):
-			h.challenge(w, r, 403, "insufficient_scope", "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
+			h.challenge(w, r, apierr.InsufficientScope, "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
 		default:
-			h.challenge(w, r, 401, "invalid_token", "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
+			h.challenge(w, r, apierr.InvalidToken, "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
 		}
 		return identity.Caller{}, false
 	}
@@ -233,11 +235,7 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 }
 
 // challenge answers a refused bearer token (401) or one without the scope (403).
-func (h *Handler) challenge(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	w.Header().Set("WWW-Authenticate", token.Challenge(h.base(r), code))
-	title := "Unauthorized"
-	if status == http.StatusForbidden {
-		title = "Forbidden"
-	}
-	writeError(w, status, code, title, msg)
+func (h *Handler) challenge(w http.ResponseWriter, r *http.Request, code apierr.Code, msg string) {
+	w.Header().Set("WWW-Authenticate", token.Challenge(h.base(r), string(code)))
+	writeError(w, code, msg)
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // fakePlatform counts charges and can fail the allowance store; Forward
@@ -64,9 +66,9 @@ func serve(h http.Handler, method, target, body string, hdr ...string) *httptest
 
 // envelopeOf fails unless the answer is the error envelope: JSON, four
 // non-empty strings, docs an absolute URL.
-func envelopeOf(t *testing.T, w *httptest.ResponseRecorder) envelope {
+func envelopeOf(t *testing.T, w *httptest.ResponseRecorder) apierr.Envelope {
 	t.Helper()
-	var e envelope
+	var e apierr.Envelope
 	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("content type %q, want application/json", ct)
 	}
@@ -202,7 +204,7 @@ func TestHostAnswersAreEnvelopes(t *testing.T) {
 	} {
 		w := httptest.NewRecorder()
 		f(w)
-		if e := envelopeOf(t, w); e.Code != name || w.Code < 400 {
+		if e := envelopeOf(t, w); string(e.Code) != name || w.Code < 400 {
 			t.Errorf("%s: %d %+v", name, w.Code, e)
 		}
 	}
@@ -258,7 +260,7 @@ func TestScanRequestsCheckedBeforeCharging(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		if e := envelopeOf(t, w); w.Code != tc.status || e.Code != tc.code {
+		if e := envelopeOf(t, w); w.Code != tc.status || string(e.Code) != tc.code {
 			t.Errorf("%s %s %.40s: %d %s, want %d %s", tc.method, tc.target, tc.body, w.Code, e.Code, tc.status, tc.code)
 		}
 		if w.Header().Get("X-RateLimit-Remaining") != "2" {
@@ -313,7 +315,7 @@ func TestTokenErrorsAreOAuthAndEnvelope(t *testing.T) {
 	w := serve(h, "POST", "/api/agent/token", `{"grant_type":"client_credentials"}`, "Content-Type", "application/json")
 	var body map[string]string
 	json.Unmarshal(w.Body.Bytes(), &body)
-	if e := envelopeOf(t, w); w.Code != 503 || e.Error != "temporarily_unavailable" || body["error_description"] == "" || e.Code != e.Error {
+	if e := envelopeOf(t, w); w.Code != 503 || e.Error != "temporarily_unavailable" || body["error_description"] == "" || string(e.Code) != e.Error {
 		t.Errorf("token without keys: %d %s", w.Code, w.Body.String())
 	}
 	keys, _ := token.ParseKeys("k1:0123456789abcdef0123456789abcdef")

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/identity"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 const day = 24 * time.Hour
@@ -78,7 +80,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, cost int) {
 			respHeaders = rateHeaders(d, h.p.Now())
 		case refused == nil:
 			w.Header().Set("Retry-After", "5")
-			writeError(w, 503, "rate_limiter_unavailable", "Allowance store unavailable", "The allowance store does not answer; retry in a few seconds.")
+			writeError(w, apierr.RateLimiterUnavailable, "The allowance store does not answer; retry in a few seconds.")
 			return
 		}
 		if err == nil && !d.Allowed && cost > 0 {
@@ -126,7 +128,7 @@ func (h *Handler) overAllowance(w http.ResponseWriter, r *http.Request, rate htt
 		case identity.Token:
 			more = " An API key has a higher allowance."
 		}
-		writeError(w, http.StatusTooManyRequests, "allowance_exhausted", "Daily allowance used up",
+		writeError(w, apierr.AllowanceExhausted,
 			fmt.Sprintf("The daily allowance of %d scans for %s callers is used up; retry after %s (in %s).%s", limit, c.Tier, at, humanWait(wait), more))
 		return
 	}
@@ -137,7 +139,7 @@ func (h *Handler) overAllowance(w http.ResponseWriter, r *http.Request, rate htt
 	w.Header().Set("PAYMENT-REQUIRED", req.Header())
 	v1 := h.cfg.Payment.V1(base, msg)
 	body := map[string]any{"x402Version": v1.X402Version, "error": v1.Error, "accepts": v1.Accepts,
-		"code": "payment_required", "message": msg, "docs": DocsURL}
+		"code": apierr.PaymentRequired, "message": msg, "docs": DocsURL}
 	b, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusPaymentRequired)

@@ -4,23 +4,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // DocsURL is where error codes are documented.
-const DocsURL = "https://github.com/agentready/agentready/blob/main/docs/api.md#error-codes"
+const DocsURL = apierr.DocsURL
 
 // MaxBody is the largest request body the edge accepts (every build answers
 // 413 payload_too_large above it; the Workers runtime allows far more, and a
 // host in front of the handler should refuse at the same size with
 // PayloadTooLarge).
 const MaxBody = 1 << 20
-
-type envelope struct {
-	Error   string `json:"error"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Docs    string `json:"docs"`
-}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -30,19 +25,23 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-func writeError(w http.ResponseWriter, status int, code, title, msg string) {
+// writeError answers code's status with the envelope (apierr owns codes,
+// statuses and titles for every transport).
+func writeError(w http.ResponseWriter, code apierr.Code, msg string) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	// A response the origin would have sent (a forwarded request refused at
 	// the edge) must not keep a length or encoding set for another body.
 	h.Del("Content-Length")
 	h.Del("Content-Encoding")
-	writeJSON(w, status, envelope{Error: title, Code: code, Message: msg, Docs: DocsURL})
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(code.Status())
+	w.Write(apierr.New(code, msg).JSON())
 }
 
 // OriginUnavailable answers 502 when the origin does not answer (every platform's forward).
 func OriginUnavailable(w http.ResponseWriter) {
-	writeError(w, http.StatusBadGateway, "origin_unavailable", "Origin unavailable", "The service behind the edge does not answer; retry shortly.")
+	writeError(w, apierr.OriginUnavailable, "The service behind the edge does not answer; retry shortly.")
 }
 
 // PayloadTooLarge answers 413 for a body over MaxBody, for the edge and for
@@ -52,7 +51,7 @@ func PayloadTooLarge(w http.ResponseWriter) {
 }
 
 func payloadTooLarge(w http.ResponseWriter, limit int) {
-	writeError(w, http.StatusRequestEntityTooLarge, "payload_too_large", "Request body too large",
+	writeError(w, apierr.PayloadTooLarge,
 		"The request body is over "+sizeName(limit)+"; send at most "+sizeName(limit)+" (a scan request needs only {\"url\": \"https://example.com\"}).")
 }
 
@@ -66,7 +65,7 @@ func sizeName(n int) string {
 // BadRequest answers 400 for a request that does not parse as HTTP (hosts
 // that frame requests for the handler, and the wasip1 module).
 func BadRequest(w http.ResponseWriter) {
-	writeError(w, http.StatusBadRequest, "bad_request", "Bad request", "The request is not well-formed HTTP; check the request line, headers and body framing, and resend.")
+	writeError(w, apierr.BadRequest, "The request is not well-formed HTTP; check the request line, headers and body framing, and resend.")
 }
 
 // Misconfigured answers 500 when the edge cannot start from its settings.
@@ -76,17 +75,17 @@ func Misconfigured(w http.ResponseWriter, setting string) {
 	if setting == "" {
 		setting = "its settings"
 	}
-	writeError(w, http.StatusInternalServerError, "internal_error", "Edge misconfigured",
+	writeError(w, apierr.Internal,
 		"The edge cannot start: "+setting+" is missing or invalid. This is for the operator to fix (the edge's log says what is wrong); retry later.")
 }
 
 // InternalError answers 500 when a host in front of the handler fails (a
 // trapped WebAssembly instance, say); the cause goes to the operator's log.
 func InternalError(w http.ResponseWriter) {
-	writeError(w, http.StatusInternalServerError, "internal_error", "Internal error", "The edge failed while handling this request; retry. If it keeps failing, report it with the time of the request.")
+	writeError(w, apierr.Internal, "The edge failed while handling this request; retry. If it keeps failing, report it with the time of the request.")
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
-	writeError(w, 405, "method_not_allowed", "Method not allowed", "Use "+allow+".")
+	writeError(w, apierr.MethodNotAllowed, "Use "+allow+".")
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/token"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // oauthError is RFC 6749 §5.2's error body and our envelope at once: error
@@ -35,18 +37,20 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "POST")
 		return
 	}
-	fail := func(status int, code, desc string) { writeJSON(w, status, oauthError{code, desc, code, desc, DocsURL}) }
+	fail := func(code apierr.Code, desc string) {
+		writeJSON(w, code.Status(), oauthError{string(code), desc, string(code), desc, DocsURL})
+	}
 	if len(h.cfg.TokenKeys) == 0 {
-		fail(503, "temporarily_unavailable", "token issuance is not configured on this deployment (AGENTREADY_TOKEN_KEYS)")
+		fail(apierr.OAuthTemporarilyUnavailable, "token issuance is not configured on this deployment (AGENTREADY_TOKEN_KEYS)")
 		return
 	}
 	body, refused := readBody(r, tokenBodyMax)
 	switch {
-	case refused != nil && refused.Status == http.StatusRequestEntityTooLarge:
+	case refused != nil && refused.Code == apierr.PayloadTooLarge:
 		refused.write(w)
 		return
 	case refused != nil:
-		fail(400, "invalid_request", "the request body could not be read to the end; resend it")
+		fail(apierr.OAuthInvalidRequest, "the request body could not be read to the end; resend it")
 		return
 	}
 	var grant, scope string
@@ -58,52 +62,52 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request) {
 			Scope     string `json:"scope"`
 		}
 		if json.Unmarshal(body, &req) != nil {
-			fail(400, "invalid_request", "the body is not valid JSON; send {\"grant_type\":\"client_credentials\",\"scope\":\"scan:read\"}")
+			fail(apierr.OAuthInvalidRequest, "the body is not valid JSON; send {\"grant_type\":\"client_credentials\",\"scope\":\"scan:read\"}")
 			return
 		}
 		grant, scope = req.GrantType, req.Scope
 	case "application/x-www-form-urlencoded":
 		v, err := url.ParseQuery(string(body))
 		if err != nil {
-			fail(400, "invalid_request", "the form body does not parse")
+			fail(apierr.OAuthInvalidRequest, "the form body does not parse")
 			return
 		}
 		if len(v["grant_type"]) > 1 || len(v["scope"]) > 1 {
-			fail(400, "invalid_request", "grant_type and scope may appear once")
+			fail(apierr.OAuthInvalidRequest, "grant_type and scope may appear once")
 			return
 		}
 		grant, scope = v.Get("grant_type"), v.Get("scope")
 	default:
-		fail(400, "invalid_request", "send application/json or application/x-www-form-urlencoded")
+		fail(apierr.OAuthInvalidRequest, "send application/json or application/x-www-form-urlencoded")
 		return
 	}
 	switch {
 	case grant == "":
-		fail(400, "invalid_request", "grant_type is required (client_credentials)")
+		fail(apierr.OAuthInvalidRequest, "grant_type is required (client_credentials)")
 		return
 	case grant != "client_credentials":
-		fail(400, "unsupported_grant_type", "only the client_credentials grant is supported")
+		fail(apierr.OAuthUnsupportedGrantType, "only the client_credentials grant is supported")
 		return
 	case scope != "" && strings.TrimSpace(scope) != token.Scope:
-		fail(400, "invalid_scope", "the only scope is scan:read")
+		fail(apierr.OAuthInvalidScope, "the only scope is scan:read")
 		return
 	}
 	// Minting is limited per address so tokens cannot multiply the free allowance.
 	ip := h.p.ClientIP(r)
 	d, err := h.p.Allow(r.Context(), "mint:"+ip, h.cfg.TokenMintsPerHour, time.Hour, 1)
 	if err != nil {
-		fail(503, "temporarily_unavailable", "the allowance store does not answer; retry shortly")
+		fail(apierr.OAuthTemporarilyUnavailable, "the allowance store does not answer; retry shortly")
 		return
 	}
 	if !d.Allowed {
 		w.Header().Set("Retry-After", rateHeaders(d, h.p.Now()).Get("RateLimit-Reset"))
-		fail(429, "slow_down", "too many tokens requested from this address; reuse the token you have until it expires")
+		fail(apierr.OAuthSlowDown, "too many tokens requested from this address; reuse the token you have until it expires")
 		return
 	}
 	now := h.p.Now()
 	tok, err := h.cfg.TokenKeys.Sign(token.Claims{Subject: token.RandomSubject(), Scope: token.Scope, Audience: h.base(r), IssuedAt: now.Unix(), Expires: now.Add(h.cfg.TokenTTL).Unix()})
 	if err != nil {
-		fail(500, "server_error", "the token could not be signed; retry, and report it if it persists")
+		fail(apierr.OAuthServerError, "the token could not be signed; retry, and report it if it persists")
 		return
 	}
 	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(h.cfg.TokenTTL.Seconds()), "scope": token.Scope})

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // The checks here run before a request is charged, so that a typo costs
@@ -27,28 +29,27 @@ const scanBodyMax = 64 << 10
 
 // Refusal is a 4xx answer decided at the edge, before anything is charged.
 type Refusal struct {
-	Status        int
-	Code, Title   string
+	Code          apierr.Code // its status and title come from apierr
 	Message       string
 	tooLargeLimit int // for 413: the limit that was crossed
 }
 
-func (e *Refusal) Error() string { return e.Code + ": " + e.Message }
+func (e *Refusal) Error() string { return string(e.Code) + ": " + e.Message }
 
 func (e *Refusal) write(w http.ResponseWriter) {
-	if e.Status == http.StatusRequestEntityTooLarge {
+	if e.Code == apierr.PayloadTooLarge {
 		payloadTooLarge(w, e.tooLargeLimit)
 		return
 	}
-	writeError(w, e.Status, e.Code, e.Title, e.Message)
+	writeError(w, e.Code, e.Message)
 }
 
 func tooLarge(limit int) *Refusal {
-	return &Refusal{Status: 413, Code: "payload_too_large", Title: "Request body too large", tooLargeLimit: limit}
+	return &Refusal{Code: apierr.PayloadTooLarge, tooLargeLimit: limit}
 }
 
 func invalidURL(why string) *Refusal {
-	return &Refusal{Status: 400, Code: "invalid_url", Title: "Invalid url", Message: "url: " + why + "."}
+	return &Refusal{Code: apierr.InvalidURL, Message: "url: " + why + "."}
 }
 
 // readBody buffers a request body of at most limit bytes, so that it can be
@@ -67,7 +68,7 @@ func readBody(r *http.Request, limit int) ([]byte, *Refusal) {
 	case len(b) > limit:
 		return nil, tooLarge(limit)
 	case err != nil:
-		return nil, &Refusal{Status: 400, Code: "bad_request", Title: "Bad request", Message: "The request body could not be read to the end (the connection broke or the body was shorter than announced); resend it."}
+		return nil, &Refusal{Code: apierr.BadRequest, Message: "The request body could not be read to the end (the connection broke or the body was shorter than announced); resend it."}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
@@ -84,11 +85,11 @@ func checkScan(r *http.Request, body []byte) *Refusal {
 			return e
 		}
 		if f := q.Get("format"); f != "" && f != "json" {
-			return &Refusal{Status: 400, Code: "unsupported_format", Title: "Unsupported format", Message: "That format is not supported; use format=json, or omit it for a Server-Sent Events stream."}
+			return &Refusal{Code: apierr.UnsupportedFormat, Message: "That format is not supported; use format=json, or omit it for a Server-Sent Events stream."}
 		}
 	case http.MethodPost:
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			return &Refusal{Status: 415, Code: "unsupported_media_type", Title: "Unsupported media type", Message: "Send the body as JSON with Content-Type: application/json, e.g. {\"url\": \"https://example.com\"}."}
+			return &Refusal{Code: apierr.UnsupportedMedia, Message: "Send the body as JSON with Content-Type: application/json, e.g. {\"url\": \"https://example.com\"}."}
 		}
 		if len(body) > scanBodyMax {
 			return tooLarge(scanBodyMax)
@@ -97,16 +98,16 @@ func checkScan(r *http.Request, body []byte) *Refusal {
 			URL *string `json:"url"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
-			return &Refusal{Status: 400, Code: "invalid_json", Title: "Invalid JSON body", Message: "The body is not JSON of the form {\"url\": \"https://example.com\"} (" + jsonProblem(err) + ")."}
+			return &Refusal{Code: apierr.InvalidJSON, Message: "The body is not JSON of the form {\"url\": \"https://example.com\"} (" + jsonProblem(err) + ")."}
 		}
 		if req.URL == nil {
-			return &Refusal{Status: 400, Code: "missing_url", Title: "Missing url", Message: "The body must carry url: {\"url\": \"https://example.com\"}."}
+			return &Refusal{Code: apierr.MissingURL, Message: "The body must carry url: {\"url\": \"https://example.com\"}."}
 		}
 		if e := CheckScanURL(*req.URL); e != nil {
 			return e
 		}
 		if v, present := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; present && !validIdempotencyKey(v[0]) {
-			return &Refusal{Status: 400, Code: "invalid_idempotency_key", Title: "Invalid Idempotency-Key", Message: "Idempotency-Key must be 1–255 visible ASCII characters (a UUID is ideal)."}
+			return &Refusal{Code: apierr.InvalidIdempotencyKey, Message: "Idempotency-Key must be 1–255 visible ASCII characters (a UUID is ideal)."}
 		}
 	}
 	return nil
@@ -145,7 +146,7 @@ func validIdempotencyKey(k string) bool {
 func CheckScanURL(raw string) *Refusal {
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return &Refusal{Status: 400, Code: "missing_url", Title: "Missing url", Message: "A url is required: give a domain such as example.com or a full http(s) URL."}
+		return &Refusal{Code: apierr.MissingURL, Message: "A url is required: give a domain such as example.com or a full http(s) URL."}
 	}
 	if len(s) > 2048 {
 		return invalidURL("it is " + strconv.Itoa(len(s)) + " characters long; the limit is 2048")

@@ -14,6 +14,8 @@ import (
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/score"
 	"github.com/agentready/agentready/engine/weburl"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // Options configure a Scanner. The zero value is the hosted default: private
@@ -69,7 +71,7 @@ var ErrUnreachable = errors.New("site_unreachable")
 
 // ScanError explains a failed scan; Code is the stable machine-readable code.
 type ScanError struct {
-	Code    string // invalid_url, site_unreachable, deadline_exceeded, canceled
+	Code    apierr.Code // apierr.InvalidURL, SiteUnreachable, ScanCanceled or Internal
 	Message string
 	Err     error
 }
@@ -96,7 +98,7 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 	start := time.Now()
 	target, err := weburl.Normalize(rawURL)
 	if err != nil {
-		return nil, nil, &ScanError{Code: "invalid_url", Message: err.Error(), Err: err}
+		return nil, nil, &ScanError{Code: apierr.InvalidURL, Message: err.Error(), Err: err}
 	}
 	var mu sync.Mutex
 	emit := func(e Event) {
@@ -122,16 +124,16 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 		var ue *gather.UnreachableError
 		switch {
 		case errors.As(err, &ue) && ctx.Err() == context.DeadlineExceeded:
-			return nil, stats, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s did not answer within the %s scan deadline", target, s.opts.Deadline), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
+			return nil, stats, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s did not answer within the %s scan deadline", target, s.opts.Deadline), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
 		case errors.As(err, &ue) && errors.Is(ctx.Err(), context.Canceled):
-			return nil, stats, &ScanError{Code: "canceled", Message: "the scan was canceled", Err: ctx.Err()}
+			return nil, stats, &ScanError{Code: apierr.ScanCanceled, Message: "the scan was canceled", Err: ctx.Err()}
 		case errors.As(err, &ue):
-			return nil, stats, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s could not be reached: %s", target, ue.Reason), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
+			return nil, stats, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s could not be reached: %s", target, ue.Reason), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
 		}
-		return nil, stats, &ScanError{Code: "internal", Message: err.Error(), Err: err}
+		return nil, stats, &ScanError{Code: apierr.Internal, Message: err.Error(), Err: err}
 	}
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, stats, &ScanError{Code: "canceled", Message: "the scan was canceled", Err: ctx.Err()}
+		return nil, stats, &ScanError{Code: apierr.ScanCanceled, Message: "the scan was canceled", Err: ctx.Err()}
 	}
 	emit(Event{Kind: EventGathered, URL: target.String(), Requests: stats.Requests})
 	res := Judge(set, s.opts.Now(), emit)
@@ -174,13 +176,13 @@ type Document struct {
 func (s *Scanner) FetchDocument(ctx context.Context, rawURL, accept string) (*Document, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &ScanError{Code: "invalid_url", Message: fmt.Sprintf("%q is not an http(s) URL", rawURL)}
+		return nil, &ScanError{Code: apierr.InvalidURL, Message: fmt.Sprintf("%q is not an http(s) URL", rawURL)}
 	}
 	sess := s.client.NewSession()
 	defer sess.Close()
 	r := sess.Do(ctx, fetch.Request{URL: u.String(), Accept: accept})
 	if r.Err != nil {
-		return nil, &ScanError{Code: "site_unreachable", Message: fmt.Sprintf("%s could not be fetched: %v", u, r.Err), Err: fmt.Errorf("%w: %v", ErrUnreachable, r.Err)}
+		return nil, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s could not be fetched: %v", u, r.Err), Err: fmt.Errorf("%w: %v", ErrUnreachable, r.Err)}
 	}
 	return &Document{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType(), Body: r.Body, Cut: r.Cut}, nil
 }

@@ -209,7 +209,7 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 		}
 		fail := func(err error) sseEvent {
 			e := toAPIError(err)
-			return sseEvent{name: EventError, data: e.envelope(), status: e.Status, code: e.Code}
+			return sseEvent{name: EventError, data: e.envelope(), status: e.Status, code: string(e.Code)}
 		}
 		go func() {
 			defer close(events)

@@ -1,95 +1,65 @@
 package origin
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
 
-	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/valyala/fasthttp"
+
+	"github.com/agentready/agentready/apierr"
 )
 
-// Error codes the API returns, documented in docs/api.md#error-codes.
+// The origin's names for the codes it answers; apierr owns the values,
+// statuses and titles (and docs/api.md documents them).
 const (
-	CodeMissingURL        = "missing_url"
-	CodeInvalidURL        = "invalid_url"
-	CodeInvalidJSON       = "invalid_json"
-	CodeUnsupportedMedia  = "unsupported_media_type"
-	CodePayloadTooLarge   = "payload_too_large"
-	CodeInvalidIdemKey    = "invalid_idempotency_key"
-	CodeIdemKeyReused     = "idempotency_key_reused"
-	CodeIdemInFlight      = "idempotency_in_flight"
-	CodeSiteUnreachable   = "site_unreachable"
-	CodeScanCanceled      = "scan_canceled"
-	CodeOverloaded        = "overloaded"
-	CodeNotFound          = "not_found"
-	CodeMethodNotAllowed  = "method_not_allowed"
-	CodeNotImplemented    = "not_implemented"
-	CodeServedByEdge      = "served_by_edge"
-	CodeInvalidToken      = "invalid_token"
-	CodeInsufficientScope = "insufficient_scope"
-	CodeInternal          = "internal_error"
-	CodeShuttingDown      = "shutting_down"
-	CodeUnsupportedFormat = "unsupported_format"
-	CodeInvalidIdentity   = "invalid_identity"
-	CodeBadRequest        = "bad_request"
-	CodeURLTooLong        = "url_too_long"
-	CodeHeadersTooLarge   = "headers_too_large"
-	CodeRequestTimeout    = "request_timeout"
-	CodeTooManyConns      = "too_many_connections" // answered by internal/connlimit before a request is read
-	CodeStateUnavailable  = "state_unavailable"
+	CodeMissingURL        = apierr.MissingURL
+	CodeInvalidURL        = apierr.InvalidURL
+	CodeInvalidJSON       = apierr.InvalidJSON
+	CodeUnsupportedMedia  = apierr.UnsupportedMedia
+	CodePayloadTooLarge   = apierr.PayloadTooLarge
+	CodeInvalidIdemKey    = apierr.InvalidIdempotencyKey
+	CodeIdemKeyReused     = apierr.IdempotencyKeyReused
+	CodeIdemInFlight      = apierr.IdempotencyInFlight
+	CodeSiteUnreachable   = apierr.SiteUnreachable
+	CodeScanCanceled      = apierr.ScanCanceled
+	CodeOverloaded        = apierr.Overloaded
+	CodeNotFound          = apierr.NotFound
+	CodeMethodNotAllowed  = apierr.MethodNotAllowed
+	CodeNotImplemented    = apierr.NotImplemented
+	CodeServedByEdge      = apierr.ServedByEdge
+	CodeInvalidToken      = apierr.InvalidToken
+	CodeInsufficientScope = apierr.InsufficientScope
+	CodeInternal          = apierr.Internal
+	CodeShuttingDown      = apierr.ShuttingDown
+	CodeUnsupportedFormat = apierr.UnsupportedFormat
+	CodeInvalidIdentity   = apierr.InvalidIdentity
+	CodeBadRequest        = apierr.BadRequest
+	CodeURLTooLong        = apierr.URLTooLong
+	CodeHeadersTooLarge   = apierr.HeadersTooLarge
+	CodeRequestTimeout    = apierr.RequestTimeout
+	CodeTooManyConns      = apierr.TooManyConnections // answered by internal/connlimit before a request is read
+	CodeStateUnavailable  = apierr.StateUnavailable
 )
-
-var titles = map[string]string{
-	CodeMissingURL:        "Missing url",
-	CodeInvalidURL:        "Invalid url",
-	CodeInvalidJSON:       "Invalid JSON body",
-	CodeUnsupportedMedia:  "Unsupported media type",
-	CodePayloadTooLarge:   "Request body too large",
-	CodeInvalidIdemKey:    "Invalid Idempotency-Key",
-	CodeIdemKeyReused:     "Idempotency-Key reused with another body",
-	CodeIdemInFlight:      "Request with this Idempotency-Key still in progress",
-	CodeSiteUnreachable:   "Site unreachable",
-	CodeScanCanceled:      "Scan canceled",
-	CodeOverloaded:        "Scanner busy",
-	CodeNotFound:          "Not found",
-	CodeMethodNotAllowed:  "Method not allowed",
-	CodeNotImplemented:    "Not built yet",
-	CodeServedByEdge:      "Served by the edge",
-	CodeInvalidToken:      "Unauthorized",
-	CodeInsufficientScope: "Forbidden",
-	CodeInternal:          "Internal error",
-	CodeShuttingDown:      "Server shutting down",
-	CodeUnsupportedFormat: "Unsupported format",
-	CodeInvalidIdentity:   "Unsigned caller identity",
-	CodeBadRequest:        "Bad request",
-	CodeURLTooLong:        "URL too long",
-	CodeHeadersTooLarge:   "Request headers too large",
-	CodeRequestTimeout:    "Request timeout",
-	CodeTooManyConns:      "Too many connections",
-	CodeStateUnavailable:  "State store unavailable",
-}
 
 // APIError is an error with its HTTP status and envelope.
 type APIError struct {
 	Status     int
-	Code       string
+	Code       apierr.Code
 	Message    string
 	RetryAfter int // seconds; 0 = none
 }
 
 func (e *APIError) Error() string { return e.Message }
 
-func apiErr(status int, code, msg string) *APIError {
+func apiErr(status int, code apierr.Code, msg string) *APIError {
 	return &APIError{Status: status, Code: code, Message: msg}
 }
 
 // envelope renders the error body.
 func (e *APIError) envelope() []byte {
-	b, _ := json.Marshal(report.NewError(titles[e.Code], e.Code, e.Message))
-	return b
+	return apierr.New(e.Code, e.Message).JSON()
 }
 
 // stateUnavailable answers a request that needs the state store (scan cache,
@@ -115,8 +85,8 @@ const errorCodeKey = "agentready.errorCode"
 // error code when it failed.
 func outcome(ctx *fasthttp.RequestCtx) string {
 	s := strconv.Itoa(ctx.Response.StatusCode())
-	if code, ok := ctx.UserValue(errorCodeKey).(string); ok {
-		s += " " + code
+	if code, ok := ctx.UserValue(errorCodeKey).(apierr.Code); ok {
+		s += " " + string(code)
 	}
 	return s
 }

@@ -114,7 +114,7 @@ func TestOversizedRequestsNeverEcho(t *testing.T) {
 			continue
 		}
 		if c.code != "" {
-			if e := envelope(t, b); e.Code != c.code {
+			if e := envelope(t, b); string(e.Code) != c.code {
 				t.Errorf("%s: code %s", c.name, e.Code)
 			}
 			if resp.Header.Get("Content-Type") != "application/json" {
@@ -402,7 +402,7 @@ func TestFrozenRedis(t *testing.T) {
 				if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || took > bound {
 					t.Errorf("%s while frozen: %d Retry-After %q after %s: %s", p.name, resp.StatusCode, resp.Header.Get("Retry-After"), took, b)
 				}
-				if p.code != "" && envelope(t, b).Code != p.code {
+				if p.code != "" && string(envelope(t, b).Code) != p.code {
 					t.Errorf("%s: %s", p.name, b)
 				}
 				if strings.Contains(string(b), srv.Addr) {

@@ -12,6 +12,8 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // pool bounds running scans (workers) and waiting ones (queue).
@@ -282,11 +284,11 @@ func toAPIError(err error) *APIError {
 		return stateUnavailable(err)
 	case errors.Is(err, errOverloaded):
 		return &APIError{Status: 503, Code: CodeOverloaded, Message: "Every scan worker is busy and the queue is full; retry in a few seconds.", RetryAfter: 5}
-	case errors.As(err, &se) && se.Code == "site_unreachable":
+	case errors.As(err, &se) && se.Code == apierr.SiteUnreachable:
 		return apiErr(422, CodeSiteUnreachable, se.Message+". Check that the site is up and public, then retry.")
-	case errors.As(err, &se) && se.Code == "invalid_url":
+	case errors.As(err, &se) && se.Code == apierr.InvalidURL:
 		return apiErr(400, CodeInvalidURL, "url: "+se.Message+".")
-	case errors.Is(err, context.Canceled), errors.As(err, &se) && se.Code == "canceled":
+	case errors.Is(err, context.Canceled), errors.As(err, &se) && se.Code == apierr.ScanCanceled:
 		return apiErr(503, CodeScanCanceled, "The scan was canceled before it finished (the client went away or the server is shutting down); retry.")
 	}
 	// A bug: the cause's own text (a library's message) is not for the caller.

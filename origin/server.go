@@ -307,7 +307,7 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 	if err != nil {
 		writeError(ctx, err) // resets the response: headers go after it
 		if err.Code == CodeInvalidToken || err.Code == CodeInsufficientScope {
-			ctx.Response.Header.Set("WWW-Authenticate", token.Challenge(s.baseURL(ctx), err.Code))
+			ctx.Response.Header.Set("WWW-Authenticate", token.Challenge(s.baseURL(ctx), string(err.Code)))
 		}
 		s.m.request("identity", err.Status)
 		return

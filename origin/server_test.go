@@ -298,12 +298,12 @@ func TestInvalidURLs(t *testing.T) {
 	}
 	for _, c := range cases {
 		resp, b := get(t, hostedURL+"/api/scan?format=json&url="+url.QueryEscape(c.in))
-		if resp.StatusCode != 400 || envelope(t, b).Code != c.code {
+		if resp.StatusCode != 400 || string(envelope(t, b).Code) != c.code {
 			t.Errorf("GET %q: %d %s", c.in, resp.StatusCode, b)
 		}
 		body, _ := json.Marshal(map[string]string{"url": c.in})
 		resp, b = post(t, nil, hostedURL+"/api/scan", "application/json", string(body))
-		if resp.StatusCode != 400 || envelope(t, b).Code != c.code {
+		if resp.StatusCode != 400 || string(envelope(t, b).Code) != c.code {
 			t.Errorf("POST %q: %d %s", c.in, resp.StatusCode, b)
 		}
 	}
@@ -328,7 +328,7 @@ func TestPostErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		resp, b := post(t, nil, o.URL+"/api/scan", c.ctype, c.body)
-		if resp.StatusCode != c.status || envelope(t, b).Code != c.code {
+		if resp.StatusCode != c.status || string(envelope(t, b).Code) != c.code {
 			t.Errorf("%s %.30s: %d %s", c.ctype, c.body, resp.StatusCode, b)
 		}
 	}
@@ -498,7 +498,7 @@ func TestRoutesAndOperations(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != c.status || envelope(t, b).Code != c.code {
+		if resp.StatusCode != c.status || string(envelope(t, b).Code) != c.code {
 			t.Errorf("%s %s: %d %s", c.method, c.path, resp.StatusCode, b)
 		}
 		if c.status == 405 && resp.Header.Get("Allow") != "GET, POST" {

@@ -149,7 +149,7 @@ func measure(kind string) {
 			var se *engine.ScanError
 			switch {
 			case errors.As(err, &se):
-				what = se.Code
+				what = string(se.Code)
 			case err != nil:
 				what = "error"
 			}

@@ -137,7 +137,7 @@ func main() {
 	_, err := scanner().Scan(context.Background(), hung.URL, nil)
 	code := "no error"
 	if se, ok := err.(*engine.ScanError); ok {
-		code = se.Code
+		code = string(se.Code)
 	}
 	fmt.Printf("| hung site (accepts, never answers), default limits (5 s/request, 20 s/scan) | site_unreachable within the deadline | %s after %s |\n", code, time.Since(start).Round(10*time.Millisecond))
 	hung.Close()

@@ -22,6 +22,8 @@ import (
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 const (
@@ -29,6 +31,8 @@ const (
 	exitBelowTarget = 1
 	exitUsage       = 2
 	exitUnreachable = 3
+	exitScanFailed  = 4   // a bug in the scanner, not the caller's input
+	exitCanceled    = 130 // interrupted (SIGINT), as shells report it
 )
 
 func main() {
@@ -207,20 +211,22 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		var se *engine.ScanError
 		if !errors.As(err, &se) {
-			se = &engine.ScanError{Code: "internal", Message: err.Error()}
+			se = &engine.ScanError{Code: apierr.Internal, Message: "the scan failed unexpectedly (a bug in the scanner); report the URL if it keeps failing"}
 		}
 		if f.json {
-			writeJSON(stdout, report.NewError(titleFor(se.Code), se.Code, se.Message))
+			writeJSON(stdout, apierr.New(se.Code, se.Message))
 		} else {
 			fmt.Fprintf(stderr, "agentready: %s\n", se.Message)
 		}
 		switch se.Code {
-		case "invalid_url":
+		case apierr.InvalidURL:
 			return exitUsage
-		case "site_unreachable":
+		case apierr.SiteUnreachable:
 			return exitUnreachable
+		case apierr.ScanCanceled:
+			return exitCanceled
 		}
-		return exitUsage
+		return exitScanFailed
 	}
 	if f.repo != "" {
 		if err := withRepo(ctx, res, f.repo); err != nil {
@@ -248,18 +254,6 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 		return exitBelowTarget
 	}
 	return exitOK
-}
-
-func titleFor(code string) string {
-	switch code {
-	case "invalid_url":
-		return "Invalid URL"
-	case "site_unreachable":
-		return "Site unreachable"
-	case "canceled":
-		return "Scan canceled"
-	}
-	return "Scan failed"
 }
 
 func writeJSON(w io.Writer, v any) {

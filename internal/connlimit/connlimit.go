@@ -7,7 +7,6 @@
 package connlimit
 
 import (
-	"encoding/json"
 	"io"
 	"net"
 	"net/netip"
@@ -16,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/apierr"
 )
 
 // DefaultPerIP is the cap when none is configured: generous for browsers
@@ -51,8 +50,8 @@ func Wrap(ln net.Listener, max int, capLoopback bool) net.Listener {
 // it is closed: the API's error envelope, since the client may be a program
 // reading the body.
 func refusal(max int) []byte {
-	body, _ := json.Marshal(report.NewError("Too many connections", "too_many_connections",
-		"This address already holds "+strconv.Itoa(max)+" open connections to the service; reuse them (HTTP keep-alive) or close idle ones, then retry."))
+	body := apierr.New(apierr.TooManyConnections,
+		"This address already holds "+strconv.Itoa(max)+" open connections to the service; reuse them (HTTP keep-alive) or close idle ones, then retry.").JSON()
 	return []byte("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 }

@@ -2,7 +2,6 @@ package stack
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -12,8 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // publicHeaderBuffer is how much of a request line and headers net/http
@@ -33,11 +33,11 @@ type public struct {
 
 func (p public) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(r.RequestURI) > origin.MaxURLBytes {
-		writeEnvelope(w, 414, origin.CodeURLTooLong, "URL too long", "The request URL is longer than "+strconv.Itoa(origin.MaxURLBytes>>10)+" KiB; give the site as a short url (its home page, not a long deep link), then retry.")
+		writeEnvelope(w, origin.CodeURLTooLong, "The request URL is longer than "+strconv.Itoa(origin.MaxURLBytes>>10)+" KiB; give the site as a short url (its home page, not a long deep link), then retry.")
 		return
 	}
 	if headerBytes(r) > origin.MaxHeaderBytes {
-		writeEnvelope(w, 431, origin.CodeHeadersTooLarge, "Request headers too large", "The request headers are larger than "+strconv.Itoa(origin.MaxHeaderBytes>>10)+" KiB; drop large cookies or other oversized headers, then retry.")
+		writeEnvelope(w, origin.CodeHeadersTooLarge, "The request headers are larger than "+strconv.Itoa(origin.MaxHeaderBytes>>10)+" KiB; drop large cookies or other oversized headers, then retry.")
 		return
 	}
 	if r.Body == nil || r.Body == http.NoBody {
@@ -60,17 +60,14 @@ func headerBytes(r *http.Request) int {
 	return n
 }
 
-func envelope(code, title, msg string) []byte {
-	b, _ := json.Marshal(report.NewError(title, code, msg))
-	return b
-}
+func envelope(code apierr.Code, msg string) []byte { return apierr.New(code, msg).JSON() }
 
-func writeEnvelope(w http.ResponseWriter, status int, code, title, msg string) {
+func writeEnvelope(w http.ResponseWriter, code apierr.Code, msg string) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(envelope(code, title, msg))
+	w.WriteHeader(code.Status())
+	w.Write(envelope(code, msg))
 }
 
 // timedBody notes an upload cut by the server's read timeout.
@@ -122,7 +119,7 @@ func (w *uploadTimeoutWriter) claim() bool {
 		delete(h, k)
 	}
 	h.Set("Connection", "close")
-	writeEnvelope(w.ResponseWriter, http.StatusRequestTimeout, origin.CodeRequestTimeout, "Request timeout",
+	writeEnvelope(w.ResponseWriter, origin.CodeRequestTimeout,
 		"The request body did not arrive within about "+w.timeout.String()+" (a stalled or very slow upload); send the whole request at once, then retry.")
 	return false
 }
@@ -206,15 +203,15 @@ func asEnvelope(p []byte) ([]byte, bool) {
 		return nil, false
 	}
 	body := rest[len(goErrorHeaders)-2:]
-	code, title := origin.CodeBadRequest, "Bad request"
+	code := origin.CodeBadRequest
 	msg := "The request is not valid HTTP/1.1 (malformed request line or headers); check the client, then retry."
 	switch {
 	case status == 431:
-		code, title = origin.CodeHeadersTooLarge, "Request headers too large"
+		code = origin.CodeHeadersTooLarge
 		msg = "The request line and headers together are larger than " + strconv.Itoa(publicHeaderBuffer>>10) + " KiB, so the request could not be read; keep the url under " +
 			strconv.Itoa(origin.MaxURLBytes>>10) + " KiB and the headers under " + strconv.Itoa(origin.MaxHeaderBytes>>10) + " KiB (large cookies, long tokens), then retry."
 	case status == 501:
-		code, title = origin.CodeNotImplemented, "Not implemented"
+		code = origin.CodeNotImplemented
 		msg = "The request's Transfer-Encoding is not supported; send the body with Content-Length or chunked encoding."
 	case status == 505:
 		msg = "The request's HTTP version is not supported; use HTTP/1.1."
@@ -223,7 +220,7 @@ func asEnvelope(p []byte) ([]byte, bool) {
 	case bytes.Contains(body, []byte("invalid header")):
 		msg = "A header name or value contains characters HTTP does not allow; check the client, then retry."
 	}
-	env := envelope(code, title, msg)
+	env := envelope(code, msg)
 	out := make([]byte, 0, 256+len(env))
 	out = append(out, "HTTP/1.1 "...)
 	out = strconv.AppendInt(out, int64(status), 10)

@@ -159,7 +159,7 @@ func TestPublicLimitsAreEnvelopesAndFree(t *testing.T) {
 			t.Errorf("%s: %d %.300s", c.name, resp.StatusCode, b)
 			continue
 		}
-		if e := envelope(t, c.name, resp, b); e.Code != c.code {
+		if e := envelope(t, c.name, resp, b); string(e.Code) != c.code {
 			t.Errorf("%s: code %q, want %q", c.name, e.Code, c.code)
 		}
 		var all strings.Builder

@@ -21,6 +21,8 @@ import (
 	"github.com/agentready/agentready/origin/store"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // Headers the origin sets (never the client) before a request reaches the SDK.
@@ -256,9 +258,9 @@ func scanErr(url string, err error) error {
 	var se *engine.ScanError
 	if errors.As(err, &se) {
 		switch se.Code {
-		case "site_unreachable":
+		case apierr.SiteUnreachable:
 			return &ToolError{"site unreachable: " + se.Message + ". Check that the site is up and publicly reachable, then retry."}
-		case "invalid_url":
+		case apierr.InvalidURL:
 			return &ToolError{"invalid url: " + se.Message}
 		}
 	}

@@ -1,0 +1,174 @@
+// Package apierr is the service's one error vocabulary: the envelope every
+// transport answers with ({error, code, message, docs}), the stable codes,
+// their HTTP statuses and titles. It has no dependencies beyond the standard
+// library so the engine, the edge (compiled to WebAssembly), the origin, the
+// wasm host and the CLI can all share it; docs/api.md lists the same codes
+// and a test keeps the two in step.
+package apierr
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+)
+
+// DocsURL is where every code is explained.
+const DocsURL = "https://github.com/agentready/agentready/blob/main/docs/api.md#error-codes"
+
+// Code is a stable, machine-readable error code.
+type Code string
+
+// The codes, grouped by status.
+const (
+	MissingURL            Code = "missing_url"
+	InvalidURL            Code = "invalid_url"
+	InvalidJSON           Code = "invalid_json"
+	UnsupportedFormat     Code = "unsupported_format"
+	InvalidIdempotencyKey Code = "invalid_idempotency_key"
+	BadRequest            Code = "bad_request"
+
+	InvalidIdentity Code = "invalid_identity"
+	InvalidAPIKey   Code = "invalid_api_key"
+	InvalidToken    Code = "invalid_token"
+
+	PaymentRequired      Code = "payment_required"
+	InsufficientScope    Code = "insufficient_scope"
+	NotFound             Code = "not_found"
+	MethodNotAllowed     Code = "method_not_allowed"
+	RequestTimeout       Code = "request_timeout"
+	IdempotencyInFlight  Code = "idempotency_in_flight"
+	PayloadTooLarge      Code = "payload_too_large"
+	URLTooLong           Code = "url_too_long"
+	UnsupportedMedia     Code = "unsupported_media_type"
+	ServedByEdge         Code = "served_by_edge"
+	SiteUnreachable      Code = "site_unreachable"
+	IdempotencyKeyReused Code = "idempotency_key_reused"
+	TooManyConnections   Code = "too_many_connections"
+	HeadersTooLarge      Code = "headers_too_large"
+
+	Internal               Code = "internal_error"
+	NotImplemented         Code = "not_implemented"
+	OriginUnavailable      Code = "origin_unavailable"
+	Overloaded             Code = "overloaded"
+	ScanCanceled           Code = "scan_canceled"
+	ShuttingDown           Code = "shutting_down"
+	RateLimiterUnavailable Code = "rate_limiter_unavailable"
+	StateUnavailable       Code = "state_unavailable"
+
+	InvalidPath        Code = "invalid_path"
+	AllowanceExhausted Code = "allowance_exhausted"
+
+	// The token endpoint answers RFC 6749 §5.2 codes; their envelope's
+	// `error` is the code itself, as OAuth clients expect.
+	OAuthInvalidRequest         Code = "invalid_request"
+	OAuthUnsupportedGrantType   Code = "unsupported_grant_type"
+	OAuthInvalidScope           Code = "invalid_scope"
+	OAuthSlowDown               Code = "slow_down"
+	OAuthTemporarilyUnavailable Code = "temporarily_unavailable"
+	OAuthServerError            Code = "server_error"
+)
+
+type info struct {
+	status int
+	title  string
+}
+
+var catalog = map[Code]info{
+	MissingURL:                  {400, "Missing url"},
+	InvalidURL:                  {400, "Invalid url"},
+	InvalidJSON:                 {400, "Invalid JSON body"},
+	UnsupportedFormat:           {400, "Unsupported format"},
+	InvalidIdempotencyKey:       {400, "Invalid Idempotency-Key"},
+	BadRequest:                  {400, "Bad request"},
+	InvalidIdentity:             {401, "Unsigned caller identity"},
+	InvalidAPIKey:               {401, "Invalid API key"},
+	InvalidToken:                {401, "Unauthorized"},
+	PaymentRequired:             {402, "Payment required"},
+	InsufficientScope:           {403, "Forbidden"},
+	NotFound:                    {404, "Not found"},
+	MethodNotAllowed:            {405, "Method not allowed"},
+	RequestTimeout:              {408, "Request timeout"},
+	IdempotencyInFlight:         {409, "Request with this Idempotency-Key still in progress"},
+	PayloadTooLarge:             {413, "Request body too large"},
+	URLTooLong:                  {414, "URL too long"},
+	UnsupportedMedia:            {415, "Unsupported media type"},
+	ServedByEdge:                {421, "Served by the edge"},
+	SiteUnreachable:             {422, "Site unreachable"},
+	IdempotencyKeyReused:        {422, "Idempotency-Key reused with another body"},
+	TooManyConnections:          {429, "Too many connections"},
+	HeadersTooLarge:             {431, "Request headers too large"},
+	Internal:                    {500, "Internal error"},
+	NotImplemented:              {501, "Not built yet"},
+	OriginUnavailable:           {502, "Origin unavailable"},
+	Overloaded:                  {503, "Scanner busy"},
+	ScanCanceled:                {503, "Scan canceled"},
+	ShuttingDown:                {503, "Server shutting down"},
+	RateLimiterUnavailable:      {503, "Allowance store unavailable"},
+	StateUnavailable:            {503, "State store unavailable"},
+	InvalidPath:                 {400, "Invalid path"},
+	AllowanceExhausted:          {429, "Daily allowance used up"},
+	OAuthInvalidRequest:         {400, "invalid_request"},
+	OAuthUnsupportedGrantType:   {400, "unsupported_grant_type"},
+	OAuthInvalidScope:           {400, "invalid_scope"},
+	OAuthSlowDown:               {429, "slow_down"},
+	OAuthTemporarilyUnavailable: {503, "temporarily_unavailable"},
+	OAuthServerError:            {500, "server_error"},
+}
+
+// Status is the HTTP status the code is answered with (500 for an unknown code).
+func (c Code) Status() int {
+	if i, ok := catalog[c]; ok {
+		return i.status
+	}
+	return 500
+}
+
+// Title is the envelope's short `error` text.
+func (c Code) Title() string {
+	if i, ok := catalog[c]; ok {
+		return i.title
+	}
+	return "Error"
+}
+
+// Known reports a code of the catalog.
+func (c Code) Known() bool {
+	_, ok := catalog[c]
+	return ok
+}
+
+// All lists every code, sorted.
+func All() []Code {
+	out := make([]Code, 0, len(catalog))
+	for c := range catalog {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Envelope is the body of every error: error is a short title, code the
+// stable value, message a sentence saying what went wrong and what to do.
+type Envelope struct {
+	Error   string `json:"error"`
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	Docs    string `json:"docs"`
+}
+
+// New builds the envelope of code with message.
+func New(code Code, message string) Envelope {
+	return Envelope{Error: code.Title(), Code: code, Message: message, Docs: DocsURL}
+}
+
+// JSON encodes the envelope, with a final newline. HTML characters are not
+// escaped: messages quote paths and markup.
+func (e Envelope) JSON() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return []byte(`{"error":"Internal error","code":"internal_error","message":"the error could not be encoded","docs":"` + DocsURL + `"}` + "\n")
+	}
+	return buf.Bytes()
+}
