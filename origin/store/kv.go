@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -146,10 +147,41 @@ func (s idempotency) swap(ctx context.Context, c *Claim, val []byte, ttl time.Du
 
 type screenshots struct{ kv kv }
 
-func (s screenshots) Get(ctx context.Context, url string) ([]byte, error) {
-	return s.kv.get(ctx, "shot:"+url)
+// A stored screenshot is captured-at (8 bytes, Unix seconds), the ETag's
+// length (1 byte), the ETag, then the PNG: one value, so the image and its
+// validators can never disagree after a partial write.
+const shotHeader = 9
+
+func shotETag(png []byte) string {
+	sum := sha256.Sum256(png)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-func (s screenshots) Put(ctx context.Context, url string, png []byte, ttl time.Duration) error {
-	return s.kv.set(ctx, "shot:"+url, png, ttl)
+func (s screenshots) Get(ctx context.Context, url string) (Screenshot, error) {
+	b, err := s.kv.get(ctx, "shot:"+url)
+	if err != nil {
+		return Screenshot{}, err
+	}
+	if len(b) < shotHeader || len(b) < shotHeader+int(b[8]) {
+		return Screenshot{}, ErrNotFound // written by an older layout: as good as absent
+	}
+	n := int(b[8])
+	return Screenshot{
+		CapturedAt: time.Unix(int64(binary.BigEndian.Uint64(b[:8])), 0).UTC(),
+		ETag:       string(b[shotHeader : shotHeader+n]),
+		PNG:        b[shotHeader+n:],
+	}, nil
+}
+
+func (s screenshots) Put(ctx context.Context, url string, png []byte, at time.Time, ttl time.Duration) error {
+	if len(png) > MaxScreenshotBytes {
+		return ErrTooLarge
+	}
+	tag := shotETag(png)
+	b := make([]byte, shotHeader+len(tag)+len(png))
+	binary.BigEndian.PutUint64(b, uint64(at.Unix()))
+	b[8] = byte(len(tag))
+	copy(b[shotHeader:], tag)
+	copy(b[shotHeader+len(tag):], png)
+	return s.kv.set(ctx, "shot:"+url, b, ttl)
 }

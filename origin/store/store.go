@@ -92,10 +92,30 @@ type Idempotency interface {
 	Release(ctx context.Context, c *Claim) error
 }
 
-// Screenshots keeps PNGs by URL.
+// MaxScreenshotBytes caps one stored screenshot. The browser caps its PNGs
+// at 8 MiB by default; a viewport capture is far smaller, and the store must
+// not hold whatever a misconfigured producer hands it (a Redis value is held
+// in memory).
+const MaxScreenshotBytes = 8 << 20
+
+// ErrTooLarge is returned by Screenshots.Put for a PNG over MaxScreenshotBytes.
+var ErrTooLarge = errors.New("screenshot larger than the store's size cap")
+
+// Screenshot is a stored capture of a site's homepage.
+type Screenshot struct {
+	PNG        []byte
+	CapturedAt time.Time // when the browser took it (UTC, whole seconds as Last-Modified carries no more)
+	// ETag is a strong entity tag of the PNG, quoted ("\"sha256-prefix\""),
+	// computed once when it is stored so serving it hashes nothing.
+	ETag string
+}
+
+// Screenshots keeps the latest capture per normalised site URL.
 type Screenshots interface {
-	Get(ctx context.Context, url string) ([]byte, error)
-	Put(ctx context.Context, url string, png []byte, ttl time.Duration) error
+	// Get returns the capture of url, or ErrNotFound (none, or expired).
+	Get(ctx context.Context, url string) (Screenshot, error)
+	// Put stores png as url's capture for ttl; ErrTooLarge beyond MaxScreenshotBytes.
+	Put(ctx context.Context, url string, png []byte, capturedAt time.Time, ttl time.Duration) error
 }
 
 // Monitor is a scheduled re-scan with signed webhook deliveries.

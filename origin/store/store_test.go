@@ -191,16 +191,60 @@ func testConcurrentBegin(t *testing.T, b Backend) {
 
 func testScreenshots(t *testing.T, b Backend) {
 	ctx := context.Background()
+	shots := b.Screenshots()
 	png := []byte("\x89PNG\r\n\x1a\nfake")
-	if err := b.Screenshots().Put(ctx, "https://a.example/", png, time.Hour); err != nil {
+	at := time.Date(2026, 11, 22, 10, 0, 7, 900, time.UTC)
+	if err := shots.Put(ctx, "https://a.example/", png, at, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.Screenshots().Get(ctx, "https://a.example/"); err != nil || !bytes.Equal(got, png) {
-		t.Fatalf("%q %v", got, err)
+	got, err := shots.Get(ctx, "https://a.example/")
+	if err != nil || !bytes.Equal(got.PNG, png) {
+		t.Fatalf("%q %v", got.PNG, err)
 	}
-	if _, err := b.Screenshots().Get(ctx, "https://b.example/"); !errors.Is(err, ErrNotFound) {
+	if !got.CapturedAt.Equal(at.Truncate(time.Second)) {
+		t.Errorf("captured at %v, want %v (whole seconds)", got.CapturedAt, at.Truncate(time.Second))
+	}
+	if len(got.ETag) < 10 || got.ETag[0] != '"' || got.ETag[len(got.ETag)-1] != '"' {
+		t.Errorf("ETag %q is not a quoted strong tag", got.ETag)
+	}
+	if _, err := shots.Get(ctx, "https://b.example/"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing screenshot: %v", err)
 	}
+
+	// A new image replaces the old one and gets a new tag; the same bytes
+	// keep theirs, so a client's If-None-Match survives a recapture of an
+	// unchanged page.
+	other := append(bytes.Clone(png), 'x')
+	if err := shots.Put(ctx, "https://a.example/", other, at.Add(time.Minute), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got2, err := shots.Get(ctx, "https://a.example/")
+	if err != nil || !bytes.Equal(got2.PNG, other) || got2.ETag == got.ETag {
+		t.Fatalf("after replacing: %q etag %q (was %q) %v", got2.PNG, got2.ETag, got.ETag, err)
+	}
+	if err := shots.Put(ctx, "https://c.example/", png, at, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got3, _ := shots.Get(ctx, "https://c.example/"); got3.ETag != got.ETag {
+		t.Errorf("same bytes, different tags: %q and %q", got3.ETag, got.ETag)
+	}
+
+	// Size cap: refused, and the previous image stays.
+	if err := shots.Put(ctx, "https://a.example/", make([]byte, MaxScreenshotBytes+1), at, time.Hour); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("oversized screenshot: %v, want ErrTooLarge", err)
+	}
+	if got4, err := shots.Get(ctx, "https://a.example/"); err != nil || !bytes.Equal(got4.PNG, other) {
+		t.Fatalf("an oversized put replaced the stored image: %v", err)
+	}
+
+	// TTL: gone once it expires.
+	if err := shots.Put(ctx, "https://d.example/", png, at, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "screenshot expiry", func() bool {
+		_, err := shots.Get(ctx, "https://d.example/")
+		return errors.Is(err, ErrNotFound)
+	})
 }
 
 func testMonitors(t *testing.T, b Backend) {
