@@ -158,8 +158,8 @@ var (
 	buildWords  = regexp.MustCompile(`(?i)\b(build|install|setup|set up|getting started|develop|run|quick ?start)`)
 	testWords   = regexp.MustCompile(`(?i)\b(test|testing|tests|ci)\b`)
 	conventions = regexp.MustCompile(`(?i)\b(convention|style|guideline|standard|lint|format|architecture|layout|structure|rules|review)`)
-	buildCmd    = regexp.MustCompile("(?m)^\\s*(?:\\$ )?(make|go build|npm (?:ci|install|run build)|cargo build|pip install|mvn|gradle)\\b")
-	testCmd     = regexp.MustCompile("(?m)^\\s*(?:\\$ )?(make test|go test|npm test|pytest|cargo test|mvn test)\\b")
+	buildCmd    = regexp.MustCompile(`(?m)^\s*(?:\$ )?(make|go build|npm (?:ci|install|run build)|cargo build|pip install|mvn|gradle)\b`)
+	testCmd     = regexp.MustCompile(`(?m)^\s*(?:\$ )?(make test|go test|npm test|pytest|cargo test|mvn test)\b`)
 )
 
 func agentsFile(rel string, src []byte) *AgentsDoc {

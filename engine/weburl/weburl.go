@@ -75,9 +75,7 @@ func Normalize(input string) (*url.URL, error) {
 			host = "[" + host + "]"
 		}
 	} else {
-		if strings.HasSuffix(host, ".") {
-			host = strings.TrimSuffix(host, ".")
-		}
+		host = strings.TrimSuffix(host, ".")
 		if strings.Contains(host, "..") || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") {
 			return nil, bad("url host %q is not a valid domain name: empty label", host)
 		}

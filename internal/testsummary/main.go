@@ -118,7 +118,6 @@ type testState struct {
 	out     []string
 	size    int
 	dropped int
-	done    bool
 }
 
 func (t *testState) add(s string) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -65,9 +64,10 @@ func writeModule(t *testing.T) string {
 }
 
 func goCmd(t *testing.T) string {
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err == nil {
-		return p
+	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+		if p := filepath.Join(strings.TrimSpace(string(out)), "bin", "go"); fileExists(p) {
+			return p
+		}
 	}
 	p, err := exec.LookPath("go")
 	if err != nil {
@@ -227,4 +227,9 @@ func TestBoundedOnHugeOutput(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
