@@ -15,6 +15,7 @@ FUZZ_TARGETS := \
 	./engine/mcpcard:FuzzParse \
 	./engine/xmldoc:FuzzDetect \
 	./engine/wellknown:FuzzParsers \
+	./engine/webbotauth:FuzzGrade \
 	./engine/repo:FuzzScriptFile \
 	./engine/repo:FuzzIgnore \
 	./edge/badge:FuzzSVG \
