@@ -41,6 +41,7 @@ const (
 	URLTooLong           Code = "url_too_long"
 	UnsupportedMedia     Code = "unsupported_media_type"
 	ServedByEdge         Code = "served_by_edge"
+	NoScreenshot         Code = "no_screenshot"
 	SiteUnreachable      Code = "site_unreachable"
 	IdempotencyKeyReused Code = "idempotency_key_reused"
 	TooManyConnections   Code = "too_many_connections"
@@ -54,6 +55,8 @@ const (
 	ShuttingDown           Code = "shutting_down"
 	RateLimiterUnavailable Code = "rate_limiter_unavailable"
 	StateUnavailable       Code = "state_unavailable"
+	BrowserUnavailable     Code = "browser_unavailable"
+	Busy                   Code = "busy"
 
 	InvalidPath        Code = "invalid_path"
 	AllowanceExhausted Code = "allowance_exhausted"
@@ -105,6 +108,9 @@ var catalog = map[Code]info{
 	ShuttingDown:                {503, "Server shutting down"},
 	RateLimiterUnavailable:      {503, "Allowance store unavailable"},
 	StateUnavailable:            {503, "State store unavailable"},
+	NoScreenshot:                {404, "No screenshot"},
+	BrowserUnavailable:          {503, "Browser unavailable"},
+	Busy:                        {503, "Browser busy"},
 	InvalidPath:                 {400, "Invalid path"},
 	AllowanceExhausted:          {429, "Daily allowance used up"},
 	OAuthInvalidRequest:         {400, "invalid_request"},

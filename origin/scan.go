@@ -101,6 +101,8 @@ type scanner struct {
 	hot     hotCache
 	persist sync.WaitGroup  // cache and history writes in flight
 	base    context.Context // canceled when the server gives up on draining
+	// shoot, when set, is told of every fresh scan (the screenshot capture).
+	shoot func(url string)
 }
 
 // validateURL applies the API's input rules before any network activity.
@@ -227,6 +229,9 @@ func (s *scanner) execute(ctx context.Context, url string, onEvent func(engine.E
 		_ = s.cache.Put(wctx, url, raw, res.Timestamp, s.cfg.CacheTTL)
 		_ = s.history.Record(wctx, store.HistoryEntry{URL: res.URL, Score: res.Score.Value, Grade: res.Score.Grade, Level: res.CurrentLevel, LevelName: res.Score.LevelName, ScannedAt: res.Timestamp})
 	}()
+	if s.shoot != nil {
+		s.shoot(url)
+	}
 	return &scanned{decoded: res, raw: raw, scannedAt: res.Timestamp}, nil
 }
 

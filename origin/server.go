@@ -22,6 +22,7 @@ import (
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/connlimit"
 	"github.com/agentready/agentready/internal/ratelimit"
+	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/mcpserver"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/valyala/fasthttp"
@@ -48,6 +49,8 @@ type Config struct {
 	TokenKeys      token.Keys          // verifies bearer tokens the edge issued (AGENTREADY_TOKEN_KEYS); nil = not checked here
 	ReadTimeout    time.Duration       // a whole request, headers and body, from its first byte (15 s)
 	IdleTimeout    time.Duration       // a keep-alive connection waiting for its next request (60 s)
+	Browser        *browser.Pool       // headless Chromium for screenshots; nil: none taken. The server closes it on Shutdown
+	ScreenshotTTL  time.Duration       // how long a screenshot is kept and not retaken (1 h)
 	// MaxConnsPerIP caps open connections per client address (connlimit.DefaultPerIP);
 	// negative: no cap, for an origin behind the edge or a proxy, whose
 	// requests all come from a few addresses.
@@ -122,6 +125,7 @@ type Server struct {
 	once    sync.Once
 	mcp     *mcpserver.Server
 	mcpHTTP fasthttp.RequestHandler
+	shots   *shooter
 }
 
 // New builds a server over a store backend and a scanner.
@@ -171,6 +175,8 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 		panic(fmt.Sprintf("building the MCP server: %v", err)) // a bug in the tool definitions
 	}
 	s.mcp, s.mcpHTTP = ms, fasthttpadaptor.NewFastHTTPHandler(ms.Handler())
+	s.shots = newShooter(s)
+	s.scans.shoot = s.shots.afterScan
 	s.srv = &fasthttp.Server{
 		Handler:            s.Handle,
 		Name:               "agentready",
@@ -265,6 +271,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.ShutdownWithContext(ctx)
 	s.stopAll()
 	s.scans.persist.Wait() // the store is closed after Shutdown returns
+	s.shots.close()
 	if err != nil {
 		// Give canceled handlers a moment to write their last bytes.
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -356,6 +363,8 @@ func (s *Server) route(path string) route {
 		return get("/metrics", s.metrics)
 	case path == "/openapi.json":
 		return get("/openapi.json", s.openapi)
+	case path == "/api/screenshot":
+		return get("/api/screenshot", s.getScreenshot)
 	case path == "/api/mcp":
 		h := s.serveMCP
 		// Every method reaches the MCP handler, so a wrong one is refused as a JSON-RPC error too.
@@ -383,8 +392,6 @@ func planned(path string) (string, []string, bool) {
 	switch path {
 	case "/api/v1/scan-gateway", "/api/monitors":
 		return path, []string{"POST"}, true
-	case "/api/screenshot":
-		return path, []string{"GET"}, true
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/monitors/"); ok && rest != "" {
 		if strings.HasSuffix(rest, "/test") {
@@ -515,10 +522,10 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	if err := s.store.Ping(c); err != nil {
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		ctx.SetStatusCode(503)
-		ctx.SetBodyString(`{"status":"degraded","store":"` + s.store.Name() + `","error":"state store does not answer"}`)
+		ctx.SetBodyString(`{"status":"degraded","store":"` + s.store.Name() + `","error":"state store does not answer","browser":` + s.shots.health() + `}`)
 		return
 	}
-	ctx.SetBodyString(`{"status":"ok","store":"` + s.store.Name() + `","version":"` + s.cfg.Version + `"}`)
+	ctx.SetBodyString(`{"status":"ok","store":"` + s.store.Name() + `","version":"` + s.cfg.Version + `","browser":` + s.shots.health() + `}`)
 }
 
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {

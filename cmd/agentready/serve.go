@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/origin"
+	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/store"
 )
 
@@ -59,8 +60,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	audit := slog.New(slog.NewJSONHandler(stderr, nil)) // one JSON line per scan-costing action
+	// Chromium is looked up via CHROME_PATH or the PATH and started on the first capture.
 	svc, err := stack.Start(stack.Options{Addr: *addr, AllowPrivate: *allowPrivate, Store: st, Env: os.Getenv, EdgeModule: module,
-		Origin: origin.Config{CacheTTL: *cacheTTL, Audit: audit}})
+		Origin: origin.Config{CacheTTL: *cacheTTL, Audit: audit}, Browser: &browser.Config{}})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
 		return 1

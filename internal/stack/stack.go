@@ -24,6 +24,7 @@ import (
 	"github.com/agentready/agentready/internal/connlimit"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin"
+	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/wasm"
 )
@@ -36,6 +37,10 @@ type Options struct {
 	Env          func(string) string // AGENTREADY_* settings (os.Getenv)
 	Origin       origin.Config       // Limiter, Audit, CacheTTL… (AllowPrivate and EdgeSecret are set here)
 	ScanDeadline time.Duration
+	// Browser, when set, gives the origin headless Chromium for screenshots
+	// (its address policy is the scanner's). Nothing starts until a capture
+	// needs it; without Chromium the component reports itself unavailable.
+	Browser *browser.Config
 	// EdgeModule, when set, is the edge compiled to WebAssembly (bin/edge.wasm),
 	// hosted by wazero in front of the origin; otherwise the edge runs natively.
 	EdgeModule []byte
@@ -134,6 +139,11 @@ func Start(o Options) (*Stack, error) {
 	}
 	policy := fetch.AddressPolicy{AllowPrivate: o.AllowPrivate, AllowAnyPort: o.AllowPrivate}
 	sc := engine.New(engine.Options{Deadline: o.ScanDeadline, Fetch: fetch.Config{Policy: policy}})
+	if o.Browser != nil {
+		bc := *o.Browser
+		bc.Policy = policy
+		o.Origin.Browser = browser.New(bc)
+	}
 	st.Origin = origin.New(o.Origin, o.Store, sc)
 	oln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
