@@ -16,6 +16,8 @@ FUZZ_TARGETS := \
 	./engine/xmldoc:FuzzDetect \
 	./engine/wellknown:FuzzParsers \
 	./engine/webbotauth:FuzzGrade \
+	./engine/commerce:FuzzDocuments \
+	./engine/commerce:FuzzChallenges \
 	./engine/repo:FuzzScriptFile \
 	./engine/repo:FuzzIgnore \
 	./edge/badge:FuzzSVG \

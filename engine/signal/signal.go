@@ -67,7 +67,8 @@ func Absent(status int, contentType string, body []byte) (bool, string) {
 // encoding/base64, strconv, time, net, x509, yaml). A user-facing string that
 // contains one leaked a library's message instead of explaining the problem.
 var rawPhrases = []string{
-	"invalid character", "cannot unmarshal", "unexpected end of JSON", "json:",
+	"invalid character", "cannot unmarshal", "unexpected end of JSON",
+	"json: cannot", "json: unsupported", "json: Unmarshal", "json: invalid",
 	"illegal base64", "strconv.", "parsing time", "yaml:", "x509:",
 	"dial tcp", "no such host", "lookup ", "EOF", "invalid UTF-8", "runtime error",
 }
