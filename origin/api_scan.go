@@ -70,7 +70,7 @@ func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
 	defer func() { s.audit(s.caller(ctx), "scan", url, outcome(ctx)) }()
 	rctx, cancel := s.requestContext()
 	defer cancel()
-	res, err := s.scans.scan(rctx, url, freshRequested(ctx))
+	res, err := s.scans.scan(rctx, url, freshRequested(ctx), nil)
 	if err != nil {
 		writeError(ctx, toAPIError(err))
 		return
@@ -104,8 +104,10 @@ const (
 type sseEvent struct {
 	name   string
 	data   []byte
-	status int    // the final event's outcome: 200, or the error's status
-	code   string // and its error code
+	status int       // the final event's outcome: 200, or the error's status
+	code   string    // and its error code
+	err    *APIError // an error event's error, answered as JSON if nothing was streamed yet
+	cached bool      // the stream replays a cached result
 }
 
 // StartedData is the data of scan.started.
@@ -147,45 +149,68 @@ const statusClientGone = 499 // nginx's "client closed request": the caller left
 
 // streamScan answers with Server-Sent Events: scan.started, one check event
 // per finished check, heartbeats, then scan.completed (or error). A cached
-// result replays the same sequence. A client that goes away cancels the scan.
+// result replays the same sequence. The scan is the shared one (s.scans.scan):
+// a stream that joins a running scan gets its events from the first. A client
+// that goes away leaves the scan, which is canceled if nobody else waits.
 func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 	caller := s.caller(ctx)
-	var hit *scanned
-	var release func()
-	if !fresh {
-		c, ok, err := s.scans.cached(s.base, url) // not ctx: see postScan
-		if err != nil {
-			writeError(ctx, toAPIError(err))
-			s.audit(caller, "scan", url, outcome(ctx))
-			return
-		}
-		if ok {
-			hit = c
-			s.m.cacheHits.Add(1)
+	// Not ctx: fasthttp recycles it for the connection's next request while
+	// the scan may still watch it. The stream writer cancels this when the
+	// client goes away.
+	scanCtx, cancel := context.WithCancel(s.base)
+	events := make(chan sseEvent, 64)
+	send := func(e sseEvent) {
+		select {
+		case events <- e:
+		case <-scanCtx.Done():
 		}
 	}
-	if hit == nil {
-		var err error
-		if release, err = s.scans.pool.acquire(ctx); err != nil {
-			writeError(ctx, toAPIError(err))
-			s.audit(caller, "scan", url, outcome(ctx))
+	go func() {
+		defer close(events)
+		res, err := s.scans.scan(scanCtx, url, fresh, func(e engine.Event) {
+			switch e.Kind {
+			case engine.EventStarted:
+				send(sseEvent{name: EventStarted, data: started(url, nil)})
+			case engine.EventCheckFinished:
+				b, _ := json.Marshal(e.Check)
+				send(sseEvent{name: EventCheck, data: b})
+			}
+		})
+		if err == nil && res.cached {
+			err = replay(url, res, send)
+		}
+		if err != nil {
+			e := toAPIError(err)
+			send(sseEvent{name: EventError, data: e.envelope(), status: e.Status, code: string(e.Code), err: e})
 			return
 		}
+		send(sseEvent{name: EventCompleted, data: res.raw, status: 200})
+	}()
+	// Errors before the first event (the store does not answer, no free
+	// worker, a url the scanner refuses) are ordinary JSON answers: the
+	// status line has not been sent yet.
+	first, ok := <-events
+	if !ok || first.err != nil {
+		cancel()
+		if first.err == nil {
+			first.err = toAPIError(context.Canceled)
+		}
+		writeError(ctx, first.err)
+		s.audit(caller, "scan", url, outcome(ctx))
+		return
 	}
 	ctx.SetUserValue(streamingKey, true)
 	ctx.SetContentType("text/event-stream; charset=utf-8")
 	h := &ctx.Response.Header
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	if hit != nil {
+	if first.cached {
 		h.Set("X-Cache", "HIT")
 	} else {
 		h.Set("X-Cache", "MISS")
 	}
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		if release != nil {
-			defer release()
-		}
+		defer cancel()
 		// The outcome is what the client was last told: scan.completed (200),
 		// an error event (the status the JSON API answers for it), or nothing
 		// because it went away.
@@ -198,50 +223,6 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 			}
 			s.audit(caller, "scan", url, out)
 		}()
-		scanCtx, cancel := context.WithCancel(s.base)
-		defer cancel()
-		events := make(chan sseEvent, 64)
-		send := func(e sseEvent) {
-			select {
-			case events <- e:
-			case <-scanCtx.Done():
-			}
-		}
-		fail := func(err error) sseEvent {
-			e := toAPIError(err)
-			return sseEvent{name: EventError, data: e.envelope(), status: e.Status, code: string(e.Code)}
-		}
-		go func() {
-			defer close(events)
-			if hit != nil {
-				r, err := hit.result()
-				if err != nil {
-					send(fail(err))
-					return
-				}
-				send(sseEvent{name: EventStarted, data: started(url, hit)})
-				for _, c := range r.Checks {
-					b, _ := json.Marshal(c)
-					send(sseEvent{name: EventCheck, data: b})
-				}
-				send(sseEvent{name: EventCompleted, data: hit.raw, status: 200})
-				return
-			}
-			res, err := s.scans.execute(scanCtx, url, func(e engine.Event) {
-				switch e.Kind {
-				case engine.EventStarted:
-					send(sseEvent{name: EventStarted, data: started(url, nil)})
-				case engine.EventCheckFinished:
-					b, _ := json.Marshal(e.Check)
-					send(sseEvent{name: EventCheck, data: b})
-				}
-			})
-			if err != nil {
-				send(fail(err))
-				return
-			}
-			send(sseEvent{name: EventCompleted, data: res.raw, status: 200})
-		}()
 		startedAt := time.Now()
 		fmt.Fprintf(w, "retry: 3000\n\n")
 		if w.Flush() != nil {
@@ -250,28 +231,50 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 		tick := time.NewTicker(s.cfg.Heartbeat)
 		defer tick.Stop()
 		id := 0
+		pending := &first
 		for {
-			select {
-			case e, ok := <-events:
-				if !ok {
-					return
+			e, ok := sseEvent{}, true
+			if pending != nil {
+				e, pending = *pending, nil
+			} else {
+				select {
+				case e, ok = <-events:
+				case <-tick.C:
+					fmt.Fprintf(w, "event: %s\ndata: {\"elapsedMs\":%d}\n\n", EventHeartbeat, time.Since(startedAt).Milliseconds())
+					if w.Flush() != nil {
+						return
+					}
+					continue
 				}
-				id++
-				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, e.name, e.data)
-				if w.Flush() != nil {
-					return // client gone: the deferred cancel stops the scan
-				}
-				if e.status != 0 {
-					status, code = e.status, e.code
-				}
-			case <-tick.C:
-				fmt.Fprintf(w, "event: %s\ndata: {\"elapsedMs\":%d}\n\n", EventHeartbeat, time.Since(startedAt).Milliseconds())
-				if w.Flush() != nil {
-					return
-				}
+			}
+			if !ok {
+				return
+			}
+			id++
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, e.name, e.data)
+			if w.Flush() != nil {
+				return // client gone: the deferred cancel leaves the scan
+			}
+			if e.status != 0 {
+				status, code = e.status, e.code
 			}
 		}
 	})
+}
+
+// replay streams a cached result as the live sequence: scan.started (cached),
+// every check; the caller sends scan.completed.
+func replay(url string, res *scanned, send func(sseEvent)) error {
+	r, err := res.result()
+	if err != nil {
+		return err
+	}
+	send(sseEvent{name: EventStarted, data: started(url, res), cached: true})
+	for _, c := range r.Checks {
+		b, _ := json.Marshal(c)
+		send(sseEvent{name: EventCheck, data: b})
+	}
+	return nil
 }
 
 // scanRequest is the POST /api/scan body.
@@ -442,7 +445,7 @@ func (s *Server) finishPost(ctx *fasthttp.RequestCtx, url string) {
 	defer func() { s.audit(s.caller(ctx), "scan.brief", url, outcome(ctx)) }()
 	rctx, cancel := s.requestContext()
 	defer cancel()
-	res, err := s.scans.scan(rctx, url, false)
+	res, err := s.scans.scan(rctx, url, false, nil)
 	if err != nil {
 		writeError(ctx, toAPIError(err))
 		return

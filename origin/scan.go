@@ -74,19 +74,147 @@ func (s *scanned) result() (*report.Result, error) {
 	return s.decoded, nil
 }
 
-// flight coalesces concurrent scans of one URL. The shared scan is canceled
-// only when every caller waiting for it has gone.
-type flight struct {
+// flights coalesces concurrent scans of one URL: every caller asking for a
+// URL while its scan runs (JSON, stream, MCP; fresh or not) waits for that one
+// scan, so a site is fetched once however many clients ask at the same time.
+type flights struct {
 	mu    sync.Mutex
 	calls map[string]*call
+	// running counts flight goroutines, so Shutdown can wait for the
+	// writes they make after the scan ends (history, cache).
+	running *sync.WaitGroup
 }
 
+// call is one running scan. Its events are kept, so a caller that joins late
+// still sees the whole sequence from the first event, then the rest live.
 type call struct {
-	done    chan struct{}
-	res     *scanned
-	err     error
-	waiters int
+	mu     sync.Mutex
+	events []engine.Event
+	more   chan struct{} // closed (and replaced) when an event is added
+	done   chan struct{} // closed when res and err are final
+	res    *scanned
+	err    error
+
 	cancel  context.CancelFunc
+	waiters int // guarded by flights.mu
+}
+
+func (c *call) publish(e engine.Event) {
+	c.mu.Lock()
+	c.events = append(c.events, e)
+	close(c.more)
+	c.more = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// follow hands onEvent every event of c in order, from the first, until the
+// scan ends or ctx is done. Each caller follows from its own goroutine, so a
+// slow one never holds up the scan or the others.
+func (c *call) follow(ctx context.Context, onEvent func(engine.Event)) (*scanned, error) {
+	next := 0
+	for {
+		c.mu.Lock()
+		evs, more := c.events[next:], c.more
+		next = len(c.events)
+		c.mu.Unlock()
+		for _, e := range evs {
+			onEvent(e)
+		}
+		select {
+		case <-c.done:
+			// Every event was added before done closed: deliver what arrived
+			// since the snapshot above, then the outcome.
+			c.mu.Lock()
+			evs = c.events[next:]
+			c.mu.Unlock()
+			for _, e := range evs {
+				onEvent(e)
+			}
+			return c.res, c.err
+		case <-more:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// do joins the scan of key, starting it with run if none is running, and
+// waits for its outcome, passing every event to onEvent (nil: none wanted).
+//
+// A caller whose ctx ends leaves; the scan goes on while anyone else waits.
+// When the last caller leaves, the scan is canceled and nothing is cached: the
+// only callers that leave early are streams whose client went away (a JSON
+// request cannot notice its client hanging up), and finishing a scan nobody
+// waits for would spend the target site's requests and a worker on nobody.
+// The canceled scan leaves the table at once, so a caller arriving next
+// starts a new one instead of inheriting the cancellation.
+func (f *flights) do(ctx, base context.Context, key string, run func(context.Context, func(engine.Event)) (*scanned, error), onEvent func(engine.Event)) (*scanned, error) {
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]*call{}
+	}
+	c, joined := f.calls[key]
+	if !joined {
+		runCtx, cancel := context.WithCancel(base)
+		c = &call{more: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
+		f.calls[key] = c
+		if f.running != nil {
+			f.running.Add(1) // here, not in the goroutine: Shutdown may be waiting already
+		}
+		go func() {
+			if f.running != nil {
+				defer f.running.Done()
+			}
+			res, err := run(runCtx, c.publish)
+			cancel()
+			f.mu.Lock()
+			c.res, c.err = res, err
+			close(c.done)
+			if f.calls[key] == c {
+				delete(f.calls, key)
+			}
+			f.mu.Unlock()
+		}()
+	}
+	c.waiters++
+	f.mu.Unlock()
+
+	var res *scanned
+	var err error
+	if onEvent != nil {
+		res, err = c.follow(ctx, onEvent)
+	} else {
+		select {
+		case <-c.done:
+			res, err = c.res, c.err
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c.waiters--
+	if err != nil && ctx.Err() != nil && c.waiters == 0 {
+		select {
+		case <-c.done:
+		default:
+			c.cancel()
+			if f.calls[key] == c {
+				delete(f.calls, key)
+			}
+		}
+	}
+	return res, err
+}
+
+// waiting is how many callers wait for the running scan of key.
+func (f *flights) waiting(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.calls[key]; ok {
+		return c.waiters
+	}
+	return 0
 }
 
 // scanner is the service the handlers share.
@@ -97,9 +225,9 @@ type scanner struct {
 	history store.History
 	pool    *pool
 	m       *metrics
-	flights flight
+	flights flights
 	hot     hotCache
-	persist sync.WaitGroup  // cache and history writes in flight
+	persist sync.WaitGroup  // flights and their cache writes
 	base    context.Context // canceled when the server gives up on draining
 	// shoot, when set, is told of every fresh scan (the screenshot capture).
 	shoot func(url string)
@@ -193,21 +321,17 @@ func (s *scanner) cached(ctx context.Context, url string) (*scanned, bool, error
 	return &scanned{raw: raw, scannedAt: at, cached: true}, true, nil
 }
 
-// run scans url with a worker and caches the result.
-func (s *scanner) run(ctx context.Context, url string) (*scanned, error) {
+// run scans url with a worker, reporting progress to publish, and stores the
+// result. It runs once per flight, whoever asked.
+func (s *scanner) run(ctx context.Context, url string, publish func(engine.Event)) (*scanned, error) {
 	release, err := s.pool.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	return s.execute(ctx, url, nil)
-}
-
-// execute scans url (the caller holds a worker), reporting progress to onEvent, and caches the result.
-func (s *scanner) execute(ctx context.Context, url string, onEvent func(engine.Event)) (*scanned, error) {
 	s.m.cacheMisses.Add(1)
 	start := time.Now()
-	res, err := s.engine.Scan(ctx, url, onEvent)
+	res, err := s.engine.Scan(ctx, url, publish)
+	release() // storing below needs no worker
 	if err != nil {
 		s.m.scansFailed.Add(1)
 		return nil, err
@@ -217,17 +341,23 @@ func (s *scanner) execute(ctx context.Context, url string, onEvent func(engine.E
 	if err != nil {
 		return nil, err
 	}
-	// Persisting is off the response path (a bbolt write waits for fsync); the
-	// in-memory hot cache answers repeats at once, and concurrent callers share
-	// this scan through the flight group anyway.
+	// History is written before anyone is answered (the hot cache below
+	// answers too), so a caller never sees a scan that the showcase does not
+	// know yet. It costs one store write per scan, not per caller; its
+	// failure is not the scan's: the report is still right, the showcase
+	// just misses this run.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	_ = s.history.Record(wctx, store.HistoryEntry{URL: res.URL, Score: res.Score.Value, Grade: res.Score.Grade, Level: res.CurrentLevel, LevelName: res.Score.LevelName, ScannedAt: res.Timestamp})
+	cancel()
 	s.hot.put(url, hotEntry{raw: raw, at: res.Timestamp, expires: minTime(time.Now().Add(hotTTL), res.Timestamp.Add(s.cfg.CacheTTL))})
-	s.persist.Add(1)
+	// The shared cache is written off the answer's path: until it lands the
+	// hot cache answers repeats here, and another origin merely scans again.
+	s.persist.Add(1) // the flight holds one already, so this cannot race Shutdown's Wait
 	go func() {
 		defer s.persist.Done()
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = s.cache.Put(wctx, url, raw, res.Timestamp, s.cfg.CacheTTL)
-		_ = s.history.Record(wctx, store.HistoryEntry{URL: res.URL, Score: res.Score.Value, Grade: res.Score.Grade, Level: res.CurrentLevel, LevelName: res.Score.LevelName, ScannedAt: res.Timestamp})
 	}()
 	if s.shoot != nil {
 		s.shoot(url)
@@ -235,8 +365,12 @@ func (s *scanner) execute(ctx context.Context, url string, onEvent func(engine.E
 	return &scanned{decoded: res, raw: raw, scannedAt: res.Timestamp}, nil
 }
 
-// scan serves url from the cache or from one shared run.
-func (s *scanner) scan(ctx context.Context, url string, fresh bool) (*scanned, error) {
+// scan is the one way every transport scans: url from the cache (unless
+// fresh), else from the flight that is scanning it (joined, or started).
+// onEvent, when not nil, sees every progress event of a live scan from the
+// first, even when this caller joined late; a cached answer has none (the
+// caller replays it from the result).
+func (s *scanner) scan(ctx context.Context, url string, fresh bool, onEvent func(engine.Event)) (*scanned, error) {
 	if !fresh {
 		sc, ok, err := s.cached(ctx, url)
 		if err != nil {
@@ -247,38 +381,9 @@ func (s *scanner) scan(ctx context.Context, url string, fresh bool) (*scanned, e
 			return sc, nil
 		}
 	}
-	s.flights.mu.Lock()
-	if s.flights.calls == nil {
-		s.flights.calls = map[string]*call{}
-	}
-	c, joined := s.flights.calls[url]
-	if !joined {
-		runCtx, cancel := context.WithCancel(s.base)
-		c = &call{done: make(chan struct{}), cancel: cancel}
-		s.flights.calls[url] = c
-		go func() {
-			c.res, c.err = s.run(runCtx, url)
-			cancel()
-			s.flights.mu.Lock()
-			delete(s.flights.calls, url)
-			s.flights.mu.Unlock()
-			close(c.done)
-		}()
-	}
-	c.waiters++
-	s.flights.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.res, c.err
-	case <-ctx.Done():
-		s.flights.mu.Lock()
-		c.waiters--
-		if c.waiters == 0 {
-			c.cancel()
-		}
-		s.flights.mu.Unlock()
-		return nil, ctx.Err()
-	}
+	return s.flights.do(ctx, s.base, url, func(ctx context.Context, publish func(engine.Event)) (*scanned, error) {
+		return s.run(ctx, url, publish)
+	}, onEvent)
 }
 
 // toAPIError maps scan failures to responses.

@@ -135,6 +135,7 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 	m := newMetrics()
 	s := &Server{cfg: cfg, store: st, m: m, base: base, stopAll: cancel, closing: make(chan struct{})}
 	s.scans = &scanner{cfg: cfg, engine: sc, cache: st.ScanCache(), history: st.History(), pool: newPool(cfg.Workers, cfg.Queue, m), m: m, base: base}
+	s.scans.flights.running = &s.scans.persist
 	if cfg.Limiter == nil {
 		if r, ok := st.(*store.Redis); ok {
 			cfg.Limiter = ratelimit.NewRedis(r.Client())
@@ -155,8 +156,9 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 			}
 			return u, nil
 		},
+		// The same scan path as /api/scan: MCP callers share its flights and cache.
 		Scan: func(ctx context.Context, url string) (*report.Result, error) {
-			res, err := s.scans.scan(ctx, url, false)
+			res, err := s.scans.scan(ctx, url, false, nil)
 			if err != nil {
 				return nil, err
 			}
