@@ -20,6 +20,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/mcpserver"
@@ -182,204 +183,334 @@ func TestMCPWireProtocol(t *testing.T) {
 	}
 }
 
+// mcpEnv is what the TestMCPTools cases share: one origin, one session, a
+// site that passes most checks (full), one that fails many (peer), and an
+// address nobody listens on (dead).
+type mcpEnv struct {
+	o          *testOrigin
+	cs         *mcp.ClientSession
+	full, peer *fixture.Site
+	dead       string
+}
+
+// Every tool, one named case per behaviour: a failure names the tool, the
+// case and the condition that broke. Cases do not depend on each other's
+// order; one that needs a scan to exist (get_showcase) makes it first.
 func TestMCPTools(t *testing.T) {
 	o := startOrigin(t, origin.Config{}, nil)
-	cs := connect(t, o, "")
-	full, peer := site(t, "full"), site(t, "peer")
 	closed, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + closed.Addr().String()
 	closed.Close()
+	e := mcpEnv{o: o, cs: connect(t, o, ""), full: site(t, "full"), peer: site(t, "peer"), dead: dead}
 
-	t.Run("get_check_definitions", func(t *testing.T) {
-		var out struct{ Checks []map[string]any }
-		structured(t, call(t, cs, "get_check_definitions", map[string]any{}), &out)
-		if len(out.Checks) != 58 {
-			t.Errorf("%d definitions", len(out.Checks))
-		}
-		structured(t, call(t, cs, "get_check_definitions", map[string]any{"level": 5}), &out)
-		if len(out.Checks) != 10 {
-			t.Errorf("level 5: %d", len(out.Checks))
-		}
-		if res := call(t, cs, "get_check_definitions", map[string]any{"level": 9}); !res.IsError {
-			t.Error("level 9 accepted")
-		}
-		if res := call(t, cs, "get_check_definitions", map[string]any{"level": "two"}); !res.IsError || !strings.Contains(errText(res), "arguments") {
-			t.Errorf("a string level must fail schema validation: %s", errText(res))
-		}
-	})
-	t.Run("get_check", func(t *testing.T) {
-		var out struct {
-			Definition map[string]any `json:"definition"`
-			Result     *report.Check  `json:"result"`
-		}
-		structured(t, call(t, cs, "get_check", map[string]any{"id": "1.12", "url": full.URL}), &out)
-		if out.Definition["name"] != "MCP Server" || out.Result == nil || out.Result.Status != "pass" {
-			t.Errorf("%+v", out)
-		}
-		if res := call(t, cs, "get_check", map[string]any{"id": "9.9"}); !res.IsError || !strings.Contains(errText(res), "no check") {
-			t.Error(errText(res))
-		}
-		if res := call(t, cs, "get_check", map[string]any{}); !res.IsError {
-			t.Error("missing id accepted")
-		}
-	})
-	t.Run("scan_url only_failing and errors", func(t *testing.T) {
-		var out struct{ Checks []report.Check }
-		structured(t, call(t, cs, "scan_url", map[string]any{"url": peer.URL, "only_failing": true}), &out)
-		for _, c := range out.Checks {
-			if c.Status == "pass" || c.Status == "na" {
-				t.Errorf("only_failing returned %s %s", c.ID, c.Status)
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T, mcpEnv)
+	}{
+		{"get_check_definitions/all", mcpDefinitionsAll},
+		{"get_check_definitions/level 5", mcpDefinitionsLevel5},
+		{"get_check/with a url", mcpGetCheck},
+		{"scan_url/only_failing", mcpScanOnlyFailing},
+		{"compare_sites", mcpCompareSites},
+		{"get_recommendations", mcpRecommendations},
+		{"deep_scan/payment required", mcpDeepScan},
+		{"scan_batch/one site up, one down", mcpScanBatch},
+		{"validate_llms_txt/from a url", mcpLLMSFromURL},
+		{"validate_llms_txt/inline", mcpLLMSInline},
+		{"validate_agent_card/from a url", mcpAgentCardFromURL},
+		{"validate_agent_card/inline", mcpAgentCardInline},
+		{"get_badge", mcpBadge},
+		{"get_showcase/pages", mcpShowcase},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
+	}
+
+	// Refusals: each must be a tool error (isError), and where it says
+	// something specific, say it.
+	eleven := make([]string, 11)
+	for i := range eleven {
+		eleven[i] = e.full.URL
+	}
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		says       string // "" when only the refusal itself is pinned
+	}{
+		{"get_check_definitions/level 9", "get_check_definitions", map[string]any{"level": 9}, ""},
+		{"get_check_definitions/a string level", "get_check_definitions", map[string]any{"level": "two"}, "arguments"},
+		{"get_check/unknown id", "get_check", map[string]any{"id": "9.9"}, "no check"},
+		{"get_check/no id", "get_check", map[string]any{}, ""},
+		{"scan_url/unreachable", "scan_url", map[string]any{"url": e.dead}, "site unreachable"},
+		{"scan_url/javascript url", "scan_url", map[string]any{"url": "javascript:alert(1)"}, "invalid url"},
+		{"scan_url/numeric url", "scan_url", map[string]any{"url": 42}, ""},
+		{"compare_sites/one url", "compare_sites", map[string]any{"urls": []string{e.full.URL}}, ""},
+		{"scan_batch/eleven urls", "scan_batch", map[string]any{"urls": eleven}, ""},
+		{"validate_llms_txt/neither content nor url", "validate_llms_txt", map[string]any{}, ""},
+		{"validate_llms_txt/unreachable", "validate_llms_txt", map[string]any{"url": e.dead}, "unreachable"},
+		{"validate_agent_card/not JSON", "validate_agent_card", map[string]any{"content": "not json"}, ""},
+		{"get_showcase/bad cursor", "get_showcase", map[string]any{"cursor": "garbage"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, e.cs, tc.tool, tc.args)
+			if !res.IsError {
+				t.Fatalf("%s %v was accepted; want a tool error", tc.tool, tc.args)
 			}
-		}
-		if len(out.Checks) == 0 || len(out.Checks) == 48 {
-			t.Errorf("%d failing checks", len(out.Checks))
-		}
-		if res := call(t, cs, "scan_url", map[string]any{"url": dead}); !res.IsError || !strings.Contains(errText(res), "site unreachable") {
-			t.Errorf("unreachable: %s", errText(res))
-		}
-		if res := call(t, cs, "scan_url", map[string]any{"url": "javascript:alert(1)"}); !res.IsError || !strings.Contains(errText(res), "invalid url") {
-			t.Errorf("invalid: %s", errText(res))
-		}
-		if res := call(t, cs, "scan_url", map[string]any{"url": 42}); !res.IsError {
-			t.Error("a numeric url passed schema validation")
-		}
-	})
-	t.Run("compare_sites", func(t *testing.T) {
-		var out struct {
-			Sites       []map[string]any
-			Differences []map[string]any
-		}
-		structured(t, call(t, cs, "compare_sites", map[string]any{"urls": []string{full.URL, peer.URL, dead}}), &out)
-		if len(out.Sites) != 3 || out.Sites[2]["error"] == nil || out.Sites[0]["level"] != float64(3) || len(out.Differences) == 0 {
-			t.Errorf("%+v", out.Sites)
-		}
-		if res := call(t, cs, "compare_sites", map[string]any{"urls": []string{full.URL}}); !res.IsError {
-			t.Error("one url accepted")
-		}
-	})
-	t.Run("get_recommendations", func(t *testing.T) {
-		var out struct {
-			TargetLevel     int `json:"targetLevel"`
-			Recommendations []struct {
-				Rank    int
-				ID      string
-				Level   int
-				Snippet string
+			if !strings.Contains(errText(res), tc.says) {
+				t.Errorf("the error %q does not say %q", errText(res), tc.says)
 			}
+		})
+	}
+}
+
+func mcpDefinitionsAll(t *testing.T, e mcpEnv) {
+	var out struct{ Checks []map[string]any }
+	structured(t, call(t, e.cs, "get_check_definitions", map[string]any{}), &out)
+	if len(out.Checks) != 58 {
+		t.Errorf("%d definitions, want 58 (48 web + 10 repository)", len(out.Checks))
+	}
+}
+
+func mcpDefinitionsLevel5(t *testing.T, e mcpEnv) {
+	var out struct{ Checks []map[string]any }
+	structured(t, call(t, e.cs, "get_check_definitions", map[string]any{"level": 5}), &out)
+	if len(out.Checks) != 10 {
+		t.Errorf("%d level-5 definitions, want 10", len(out.Checks))
+	}
+}
+
+func mcpGetCheck(t *testing.T, e mcpEnv) {
+	var out struct {
+		Definition map[string]any `json:"definition"`
+		Result     *report.Check  `json:"result"`
+	}
+	structured(t, call(t, e.cs, "get_check", map[string]any{"id": "1.12", "url": e.full.URL}), &out)
+	if out.Definition["name"] != "MCP Server" {
+		t.Errorf("definition name %v, want MCP Server", out.Definition["name"])
+	}
+	if out.Result == nil {
+		t.Fatal("no result although a url was given")
+	}
+	if out.Result.Status != "pass" {
+		t.Errorf("1.12 on the full site: %s (%s), want pass", out.Result.Status, out.Result.Message)
+	}
+}
+
+func mcpScanOnlyFailing(t *testing.T, e mcpEnv) {
+	var out struct{ Checks []report.Check }
+	structured(t, call(t, e.cs, "scan_url", map[string]any{"url": e.peer.URL, "only_failing": true}), &out)
+	for _, c := range out.Checks {
+		if c.Status == "pass" || c.Status == "na" {
+			t.Errorf("only_failing returned %s with status %s", c.ID, c.Status)
 		}
-		structured(t, call(t, cs, "get_recommendations", map[string]any{"url": peer.URL}), &out)
-		if out.TargetLevel != 1 || len(out.Recommendations) == 0 || out.Recommendations[0].Level != 1 || out.Recommendations[0].Rank != 1 {
-			t.Fatalf("%+v", out)
+	}
+	if len(out.Checks) == 0 || len(out.Checks) == 48 {
+		t.Errorf("%d failing checks on the peer site, want some but not all 48", len(out.Checks))
+	}
+}
+
+func mcpCompareSites(t *testing.T, e mcpEnv) {
+	var out struct {
+		Sites       []map[string]any
+		Differences []map[string]any
+	}
+	structured(t, call(t, e.cs, "compare_sites", map[string]any{"urls": []string{e.full.URL, e.peer.URL, e.dead}}), &out)
+	if len(out.Sites) != 3 {
+		t.Fatalf("%d sites compared, want 3", len(out.Sites))
+	}
+	if out.Sites[0]["level"] != float64(3) {
+		t.Errorf("the full site is at level %v, want 3", out.Sites[0]["level"])
+	}
+	if out.Sites[2]["error"] == nil {
+		t.Errorf("the unreachable site carries no error: %v", out.Sites[2])
+	}
+	if len(out.Differences) == 0 {
+		t.Error("no differences between the full and the peer site")
+	}
+}
+
+func mcpRecommendations(t *testing.T, e mcpEnv) {
+	var out struct {
+		TargetLevel     int `json:"targetLevel"`
+		Recommendations []struct {
+			Rank    int
+			ID      string
+			Level   int
+			Snippet string
 		}
-		snippets := 0
-		for _, r := range out.Recommendations {
-			if r.Snippet != "" {
-				snippets++
-			}
+	}
+	structured(t, call(t, e.cs, "get_recommendations", map[string]any{"url": e.peer.URL}), &out)
+	if out.TargetLevel != 1 {
+		t.Errorf("target level %d for the peer site, want 1", out.TargetLevel)
+	}
+	if len(out.Recommendations) == 0 {
+		t.Fatal("no recommendations for the peer site")
+	}
+	if first := out.Recommendations[0]; first.Level != 1 || first.Rank != 1 {
+		t.Errorf("the first recommendation is rank %d at level %d, want rank 1 at level 1", first.Rank, first.Level)
+	}
+	snippets := 0
+	for _, r := range out.Recommendations {
+		if r.Snippet != "" {
+			snippets++
 		}
-		if snippets < 3 {
-			t.Errorf("only %d recommendations carry a snippet", snippets)
+	}
+	if snippets < 3 {
+		t.Errorf("only %d recommendations carry a snippet, want at least 3", snippets)
+	}
+}
+
+func mcpDeepScan(t *testing.T, e mcpEnv) {
+	res := call(t, e.cs, "deep_scan", map[string]any{"url": e.peer.URL})
+	var pr struct {
+		X402Version int `json:"x402Version"`
+		Accepts     []struct {
+			Amount, Network string
 		}
-	})
-	t.Run("deep_scan", func(t *testing.T) {
-		res := call(t, cs, "deep_scan", map[string]any{"url": peer.URL})
-		var pr struct {
-			X402Version int `json:"x402Version"`
-			Accepts     []struct {
-				Amount, Network string
-			}
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &pr)
+	if !res.IsError {
+		t.Error("deep_scan without payment is not a tool error")
+	}
+	if pr.X402Version != 2 {
+		t.Errorf("x402Version %d, want 2: %s", pr.X402Version, b)
+	}
+	if len(pr.Accepts) != 1 {
+		t.Fatalf("%d payment options, want 1: %s", len(pr.Accepts), b)
+	}
+	if pr.Accepts[0].Amount != "100000" || !strings.HasPrefix(pr.Accepts[0].Network, "solana:") {
+		t.Errorf("asks %s on %s, want 100000 (0.10 USDC) on solana:", pr.Accepts[0].Amount, pr.Accepts[0].Network)
+	}
+}
+
+func mcpScanBatch(t *testing.T, e mcpEnv) {
+	var out struct{ Results []map[string]any }
+	structured(t, call(t, e.cs, "scan_batch", map[string]any{"urls": []string{e.full.URL, e.dead}}), &out)
+	if len(out.Results) != 2 {
+		t.Fatalf("%d results for 2 urls", len(out.Results))
+	}
+	if out.Results[0]["score"] == nil {
+		t.Errorf("the reachable site has no score: %v", out.Results[0])
+	}
+	if out.Results[1]["error"] == nil {
+		t.Errorf("the unreachable site has no error: %v", out.Results[1])
+	}
+}
+
+type llmsOut struct {
+	Source string
+	Report struct {
+		Valid    bool
+		Findings []struct{ Line int }
+	}
+}
+
+func mcpLLMSFromURL(t *testing.T, e mcpEnv) {
+	var out llmsOut
+	structured(t, call(t, e.cs, "validate_llms_txt", map[string]any{"url": e.full.URL}), &out)
+	if !out.Report.Valid {
+		t.Errorf("the full site's llms.txt is invalid: %+v", out.Report)
+	}
+	if out.Source != e.full.URL+"/llms.txt" {
+		t.Errorf("source %q, want %s/llms.txt", out.Source, e.full.URL)
+	}
+}
+
+func mcpLLMSInline(t *testing.T, e mcpEnv) {
+	var out llmsOut
+	structured(t, call(t, e.cs, "validate_llms_txt", map[string]any{"content": "no title\n## S\n- [a](https://a.example/)\n"}), &out)
+	if out.Report.Valid {
+		t.Error("an llms.txt without a title is valid")
+	}
+	if out.Source != "inline" {
+		t.Errorf("source %q, want inline", out.Source)
+	}
+	if len(out.Report.Findings) == 0 || out.Report.Findings[0].Line != 1 {
+		t.Errorf("findings %+v, want the first on line 1 (the missing title)", out.Report.Findings)
+	}
+}
+
+type cardOut struct {
+	Report struct {
+		Valid   bool
+		Version string
+		Missing []string
+	}
+}
+
+func mcpAgentCardFromURL(t *testing.T, e mcpEnv) {
+	var out cardOut
+	structured(t, call(t, e.cs, "validate_agent_card", map[string]any{"url": e.full.URL}), &out)
+	if !out.Report.Valid || out.Report.Version != "1.0" {
+		t.Errorf("the full site's agent card: valid %v version %q, want valid 1.0 (missing %v)", out.Report.Valid, out.Report.Version, out.Report.Missing)
+	}
+}
+
+func mcpAgentCardInline(t *testing.T, e mcpEnv) {
+	var out cardOut
+	structured(t, call(t, e.cs, "validate_agent_card", map[string]any{"content": `{"name":"x","description":"y"}`}), &out)
+	if out.Report.Valid {
+		t.Error("a card with only name and description is valid")
+	}
+	if len(out.Report.Missing) == 0 {
+		t.Error("no missing members named for a card with only name and description")
+	}
+}
+
+func mcpBadge(t *testing.T, e mcpEnv) {
+	var out struct {
+		BadgeURL, Markdown, HTML string
+		Score                    int
+	}
+	structured(t, call(t, e.cs, "get_badge", map[string]any{"url": e.full.URL}), &out)
+	if !strings.HasPrefix(out.BadgeURL, e.o.URL+"/api/badge?url=") {
+		t.Errorf("badge URL %q is not %s/api/badge?url=…", out.BadgeURL, e.o.URL)
+	}
+	if !strings.Contains(out.Markdown, out.BadgeURL) {
+		t.Errorf("the Markdown does not embed the badge URL: %q", out.Markdown)
+	}
+	if !strings.Contains(out.HTML, "<img") {
+		t.Errorf("the HTML is not an <img>: %q", out.HTML)
+	}
+	if out.Score < 90 {
+		t.Errorf("score %d for the full site, want at least 90", out.Score)
+	}
+}
+
+// The showcase ranks what history holds. A scan's answer comes after its
+// history entry is written, so the scans made here are there without waiting.
+func mcpShowcase(t *testing.T, e mcpEnv) {
+	for _, s := range []*fixture.Site{e.full, e.peer} {
+		if res := call(t, e.cs, "scan_url", map[string]any{"url": s.URL}); res.IsError {
+			t.Fatalf("scan_url %s: %s", s.URL, errText(res))
 		}
-		b, _ := json.Marshal(res.StructuredContent)
-		json.Unmarshal(b, &pr)
-		if !res.IsError || pr.X402Version != 2 || len(pr.Accepts) != 1 || pr.Accepts[0].Amount != "100000" || !strings.HasPrefix(pr.Accepts[0].Network, "solana:") {
-			t.Errorf("deep_scan: %s", b)
-		}
-	})
-	t.Run("scan_batch", func(t *testing.T) {
-		var out struct{ Results []map[string]any }
-		structured(t, call(t, cs, "scan_batch", map[string]any{"urls": []string{full.URL, dead}}), &out)
-		if len(out.Results) != 2 || out.Results[0]["score"] == nil || out.Results[1]["error"] == nil {
-			t.Errorf("%+v", out.Results)
-		}
-		eleven := make([]string, 11)
-		for i := range eleven {
-			eleven[i] = full.URL
-		}
-		if res := call(t, cs, "scan_batch", map[string]any{"urls": eleven}); !res.IsError {
-			t.Error("eleven urls accepted")
-		}
-	})
-	t.Run("validate_llms_txt", func(t *testing.T) {
-		var out struct {
-			Source string
-			Report struct {
-				Valid    bool
-				Findings []struct{ Line int }
-			}
-		}
-		structured(t, call(t, cs, "validate_llms_txt", map[string]any{"url": full.URL}), &out)
-		if !out.Report.Valid || out.Source != full.URL+"/llms.txt" {
-			t.Errorf("from url: %+v", out)
-		}
-		structured(t, call(t, cs, "validate_llms_txt", map[string]any{"content": "no title\n## S\n- [a](https://a.example/)\n"}), &out)
-		if out.Report.Valid || out.Source != "inline" || len(out.Report.Findings) == 0 || out.Report.Findings[0].Line != 1 {
-			t.Errorf("inline: %+v", out)
-		}
-		if res := call(t, cs, "validate_llms_txt", map[string]any{}); !res.IsError {
-			t.Error("neither content nor url accepted")
-		}
-		if res := call(t, cs, "validate_llms_txt", map[string]any{"url": dead}); !res.IsError || !strings.Contains(errText(res), "unreachable") {
-			t.Errorf("unreachable: %s", errText(res))
-		}
-	})
-	t.Run("validate_agent_card", func(t *testing.T) {
-		var out struct {
-			Report struct {
-				Valid   bool
-				Version string
-				Missing []string
-			}
-		}
-		structured(t, call(t, cs, "validate_agent_card", map[string]any{"url": full.URL}), &out)
-		if !out.Report.Valid || out.Report.Version != "1.0" {
-			t.Errorf("%+v", out)
-		}
-		structured(t, call(t, cs, "validate_agent_card", map[string]any{"content": `{"name":"x","description":"y"}`}), &out)
-		if out.Report.Valid || len(out.Report.Missing) == 0 {
-			t.Errorf("%+v", out)
-		}
-		if res := call(t, cs, "validate_agent_card", map[string]any{"content": "not json"}); !res.IsError {
-			t.Error("non-JSON accepted")
-		}
-	})
-	t.Run("get_badge", func(t *testing.T) {
-		var out struct {
-			BadgeURL, Markdown, HTML string
-			Score                    int
-		}
-		structured(t, call(t, cs, "get_badge", map[string]any{"url": full.URL}), &out)
-		if !strings.HasPrefix(out.BadgeURL, o.URL+"/api/badge?url=") || !strings.Contains(out.Markdown, out.BadgeURL) || out.Score < 90 || !strings.Contains(out.HTML, "<img") {
-			t.Errorf("%+v", out)
-		}
-	})
-	t.Run("get_showcase", func(t *testing.T) {
-		var out struct {
-			Sites      []map[string]any
-			Total      int
-			NextCursor string
-		}
-		structured(t, call(t, cs, "get_showcase", map[string]any{"limit": 1}), &out)
-		if out.Total < 2 || len(out.Sites) != 1 || out.NextCursor == "" || out.Sites[0]["url"] != full.URL+"/" {
-			t.Fatalf("%+v", out)
-		}
-		structured(t, call(t, cs, "get_showcase", map[string]any{"limit": 1, "cursor": out.NextCursor}), &out)
-		if len(out.Sites) != 1 || out.Sites[0]["url"] == full.URL+"/" {
-			t.Errorf("second page %+v", out)
-		}
-		if res := call(t, cs, "get_showcase", map[string]any{"cursor": "garbage"}); !res.IsError {
-			t.Error("bad cursor accepted")
-		}
-	})
+	}
+	var out struct {
+		Sites      []map[string]any
+		Total      int
+		NextCursor string
+	}
+	structured(t, call(t, e.cs, "get_showcase", map[string]any{"limit": 1}), &out)
+	if out.Total < 2 {
+		t.Errorf("total %d after scanning two sites, want at least 2", out.Total)
+	}
+	if len(out.Sites) != 1 {
+		t.Fatalf("%d sites on a page of limit 1", len(out.Sites))
+	}
+	if out.Sites[0]["url"] != e.full.URL+"/" {
+		t.Errorf("first site %v, want the best-scoring %s/", out.Sites[0]["url"], e.full.URL)
+	}
+	if out.NextCursor == "" {
+		t.Fatal("no next cursor although more sites exist")
+	}
+	first := out.Sites[0]["url"]
+	structured(t, call(t, e.cs, "get_showcase", map[string]any{"limit": 1, "cursor": out.NextCursor}), &out)
+	if len(out.Sites) != 1 {
+		t.Fatalf("%d sites on the second page, want 1", len(out.Sites))
+	}
+	if out.Sites[0]["url"] == first {
+		t.Errorf("the second page repeats the first site %v", first)
+	}
 }
 
 // Scans through MCP count against the same daily allowance as REST; when it is
