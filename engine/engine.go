@@ -24,6 +24,10 @@ type Options struct {
 	Fetch    fetch.Config  // per-request limits and address policy
 	Deadline time.Duration // whole-scan deadline; default 20 s
 	Now      func() time.Time
+	// Renderer, when set, renders the homepage in a browser beside the
+	// scan and adds the report's rendered block (what agents that do not
+	// run JavaScript miss). The checks still judge the server's HTML.
+	Renderer Renderer
 }
 
 // Scanner runs scans; it is safe for concurrent use and shares one connection pool.
@@ -116,6 +120,10 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 	// longer count against the budget the scans share.
 	defer sess.Close()
 	site := gather.Site{Target: target, Origin: target.Scheme + "://" + target.Host, ScannerOrigin: sess.Origin()}
+	var rendered func(*gather.Set) *report.Rendered
+	if s.opts.Renderer != nil {
+		rendered = s.renderHome(ctx, target.String())
+	}
 	set, err := gather.WebPlan.Run(ctx, sess, site)
 	stats := &Stats{Records: sess.Records(), Rounds: sess.Rounds()}
 	stats.Requests = len(stats.Records)
@@ -137,6 +145,9 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 	}
 	emit(Event{Kind: EventGathered, URL: target.String(), Requests: stats.Requests})
 	res := Judge(set, s.opts.Now(), emit)
+	if rendered != nil {
+		res.Rendered = rendered(set)
+	}
 	stats.Duration = time.Since(start)
 	return res, stats, nil
 }

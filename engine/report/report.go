@@ -92,6 +92,48 @@ type Result struct {
 	Score        Score           `json:"score"`
 	Levels       []LevelProgress `json:"levels"`
 	Checks       []Check         `json:"checks"`
+	// Rendered is what a browser saw after the page's scripts ran, compared
+	// with the server's HTML; present only when the scan had a renderer.
+	Rendered *Rendered `json:"rendered,omitempty"`
+}
+
+// Rendered compares the homepage as the server sends it with the same page
+// after its JavaScript ran: what agents that do not run JavaScript miss.
+// The checks keep judging the server's HTML; this block only informs.
+type Rendered struct {
+	FinalURL string `json:"finalUrl,omitempty"`
+	// Error says why the page could not be rendered (the rest is then empty).
+	Error string `json:"error,omitempty"`
+	// Words of main content in each, and how many appear only after
+	// rendering (counted with multiplicity), with the first of them in order.
+	ServerWords       int      `json:"serverWords"`
+	RenderedWords     int      `json:"renderedWords"`
+	WordsOnlyRendered int      `json:"wordsOnlyRendered"`
+	MissedText        string   `json:"missedText,omitempty"`
+	Headings          []string `json:"headingsOnlyRendered"` // "h1: Title"
+	Links             []string `json:"linksOnlyRendered"`    // resolved hrefs
+	LinksDropped      int      `json:"linksOnlyRenderedDropped,omitempty"`
+	// JSON-LD: blocks in each document, and the schema.org types present
+	// only after rendering.
+	ServerJSONLD   int      `json:"serverJsonLdBlocks"`
+	RenderedJSONLD int      `json:"renderedJsonLdBlocks"`
+	JSONLDTypes    []string `json:"jsonLdTypesOnlyRendered"`
+	ConsoleErrors  []string `json:"consoleErrors"`
+	// Tools are the WebMCP tools the page registered while it ran, as
+	// observed in the page (not guessed from its source text).
+	Tools []WebMCPTool `json:"webmcpTools"`
+}
+
+// WebMCPTool is a tool a page registered at run time.
+type WebMCPTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	API         string `json:"api"` // how it was registered, e.g. navigator.modelContext.registerTool
+}
+
+// Missing reports whether anything is present only after rendering.
+func (r *Rendered) Missing() bool {
+	return r.WordsOnlyRendered > 0 || len(r.Headings) > 0 || len(r.Links) > 0 || len(r.JSONLDTypes) > 0 || r.RenderedJSONLD > r.ServerJSONLD || len(r.Tools) > 0
 }
 
 // BriefCheck is the reduced check of the POST /api/scan body.
