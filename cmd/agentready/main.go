@@ -22,6 +22,7 @@ import (
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/origin/browser"
 
 	"github.com/agentready/agentready/apierr"
 )
@@ -67,6 +68,10 @@ Scan flags:
                      that raises the level soonest, with its effort and a starter to
                      publish; with --json, print that plan (as the MCP tool
                      get_recommendations returns it) instead of the report
+  --render           also load the homepage in headless Chromium (CHROME_PATH or the
+                     PATH) and end with what agents that do not run JavaScript miss:
+                     words, headings, links and JSON-LD present only after rendering,
+                     console errors and the WebMCP tools the page registers at run time
   Cloud-metadata, link-local and multicast addresses are always refused.
   A bare host (example.com) is scanned over https; an explicit http:// is kept.
 
@@ -145,6 +150,7 @@ type scanFlags struct {
 	noPrivate    bool
 	repo         string
 	recommend    bool
+	render       bool
 }
 
 // parseInterspersed lets flags come before or after the URL.
@@ -176,6 +182,7 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.noPrivate, "no-private", false, "")
 	fs.StringVar(&f.repo, "repo", "", "")
 	fs.BoolVar(&f.recommend, "recommend", false, "")
+	fs.BoolVar(&f.render, "render", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -198,10 +205,19 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	private := !f.noPrivate
-	sc := engine.New(engine.Options{
-		Deadline: f.timeout,
-		Fetch:    fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: private, AllowAnyPort: private}},
-	})
+	policy := fetch.AddressPolicy{AllowPrivate: private, AllowAnyPort: private}
+	opts := engine.Options{Deadline: f.timeout, Fetch: fetch.Config{Policy: policy}}
+	if f.render {
+		// The browser's requests pass the same address policy as the scanner's.
+		pool := browser.New(browser.Config{Tabs: 1, Policy: policy})
+		defer pool.Close()
+		if h := pool.Health(); h.State == "unavailable" {
+			fmt.Fprintf(stderr, "agentready scan --render: %s\n", h.Message)
+			return exitUsage
+		}
+		opts.Renderer = pool.Renderer()
+	}
+	sc := engine.New(opts)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -335,6 +351,9 @@ func render(w io.Writer, r *report.Result, st *engine.Stats, next *advice.Plan, 
 				fmt.Fprintf(w, "          %s %s\n", paint("36", "→"), c.Recommendation)
 			}
 		}
+	}
+	if r.Rendered != nil {
+		renderMissed(w, r.Rendered, paint)
 	}
 	if next != nil {
 		renderNext(w, next, paint, sym)
