@@ -25,7 +25,8 @@ FUZZ_TARGETS := \
 	./edge/workers:FuzzReadReply \
 	./internal/edgetest:FuzzCanonicalPathMatchesOrigin \
 	./internal/edgetest:FuzzScanURLNeverStricter \
-	./origin/mcpserver:FuzzMCPTransport
+	./origin/mcpserver:FuzzMCPTransport \
+	./origin/browser:FuzzParseTool
 
 .PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge docs fmt clean
 

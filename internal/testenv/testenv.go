@@ -107,9 +107,18 @@ func NodeFile(pkg, rel string) (path, missing string) {
 	return path, ""
 }
 
-// Chromium is the headless browser.
+// Chromium is the headless browser: CHROME_PATH first (as the service finds
+// it), then the usual names on the PATH.
 func Chromium(tb testing.TB) string {
 	tb.Helper()
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			Require(tb, "Chromium at CHROME_PATH ("+p+" is not an executable file)")
+			return ""
+		}
+		return path
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
