@@ -231,21 +231,29 @@ func (p AddressPolicy) CheckPort(port int) error {
 	return &BlockedError{Port: port, What: fmt.Sprintf("port %d is not scanned: only ports 80 and 443 are", port)}
 }
 
-// control runs after DNS resolution, on the exact address about to be dialled.
-func (p AddressPolicy) control(network, address string, _ syscall.RawConn) error {
-	host, portStr, err := net.SplitHostPort(address)
-	if err != nil {
-		return &BlockedError{What: "is not an address the scanner can parse"}
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return &BlockedError{What: "is not an address the scanner can parse"}
-	}
-	if err := p.CheckAddr(a); err != nil {
+// CheckAddrPort is CheckAddr then CheckPort: what the guarded dialer asks of
+// every address it connects to.
+func (p AddressPolicy) CheckAddrPort(ap netip.AddrPort) error {
+	if err := p.CheckAddr(ap.Addr()); err != nil {
 		return err
 	}
-	port, _ := strconv.Atoi(portStr)
-	return p.CheckPort(port)
+	return p.CheckPort(int(ap.Port()))
+}
+
+// GuardedDial is the fetcher's guarded dialer for anything else that connects
+// on a user's behalf (the origin's headless browser proxies every request
+// through it), so one implementation guards them all. check sees the exact
+// address about to be connected to, after resolution, from the dialer's
+// Control hook (nothing is sent to a refused address), and its error is
+// returned, wrapped in a *net.OpError; policy.CheckAddrPort is the scanner's
+// check. Names resolve through r (nil: the system resolver), every address
+// is tried in turn, and hosts in a non-standard IPv4 notation are refused
+// with a *BlockedError.
+func GuardedDial(check func(netip.AddrPort) error, r Resolver, timeout time.Duration) func(ctx context.Context, network, address string) (net.Conn, error) {
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	return newCheckedDialer(check, timeout, r).DialContext
 }
 
 // Resolver looks up the addresses of a host name. *net.Resolver satisfies it;
@@ -259,13 +267,28 @@ type Resolver interface {
 // after resolution, so a name that resolves differently at dial time (DNS
 // rebinding) or a redirect to a private address is caught where it matters.
 type guardedDialer struct {
-	policy   AddressPolicy
+	check    func(netip.AddrPort) error
 	dialer   *net.Dialer
 	resolver Resolver // nil: the dialer resolves (with happy eyeballs)
 }
 
 func newGuardedDialer(policy AddressPolicy, timeout time.Duration, r Resolver) *guardedDialer {
-	return &guardedDialer{policy: policy, resolver: r, dialer: &net.Dialer{Timeout: timeout, Control: policy.control}}
+	return newCheckedDialer(policy.CheckAddrPort, timeout, r)
+}
+
+func newCheckedDialer(check func(netip.AddrPort) error, timeout time.Duration, r Resolver) *guardedDialer {
+	d := &guardedDialer{check: check, resolver: r}
+	d.dialer = &net.Dialer{Timeout: timeout, Control: d.control}
+	return d
+}
+
+// control runs after DNS resolution, on the exact address about to be dialled.
+func (d *guardedDialer) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &BlockedError{What: "is not an address the scanner can parse"}
+	}
+	return d.check(ap)
 }
 
 func (d *guardedDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
@@ -334,6 +357,14 @@ func (d *guardedDialer) dialResolved(ctx context.Context, network, host, port st
 		}
 	}
 	return nil, first
+}
+
+// NonStandardIPv4 reports a host the guarded dialer refuses for being a
+// number in a non-standard IPv4 notation (see numericHost), so a caller can
+// refuse it up front with the same rule.
+func NonStandardIPv4(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err != nil && numericHost(host)
 }
 
 // numericHost reports a host that an inet_aton-style parser or the WHATWG URL

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Every address form the attacker tried, and the ranges around them. hosted is
@@ -342,5 +343,61 @@ func TestNumericHost(t *testing.T) {
 	}
 	if u, _ := url.Parse("http://0x7f.1/"); !numericHost(u.Hostname()) {
 		t.Error("url.Parse keeps 0x7f.1 as a name; the dialer must catch it")
+	}
+}
+
+// GuardedDial is the scanner's dialer for other callers (the browser's
+// proxy): the check sees every resolved address at connect time, a refused
+// one is never connected to, and with the scanner's policy loopback is
+// refused as it is for scans.
+func TestGuardedDialSharesTheGuard(t *testing.T) {
+	var accepted atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	r := newMapResolver()
+	r.set("app.example", "127.0.0.1")
+	ctx := context.Background()
+
+	var be *BlockedError
+	hosted := GuardedDial(AddressPolicy{AllowAnyPort: true}.CheckAddrPort, r, time.Second)
+	if _, err := hosted(ctx, "tcp", "app.example:"+port); !errors.As(err, &be) || be.What != "a loopback address" {
+		t.Fatalf("hosted policy, name resolving to loopback: %v", err)
+	}
+	if _, err := hosted(ctx, "tcp", "2130706433:"+port); !errors.As(err, &be) {
+		t.Fatalf("numeric host: %v", err)
+	}
+	var seen []netip.AddrPort
+	dev := GuardedDial(func(ap netip.AddrPort) error { seen = append(seen, ap); return nil }, r, time.Second)
+	c, err := dev(ctx, "tcp", "app.example:"+port)
+	if err != nil {
+		t.Fatalf("admitted dial: %v", err)
+	}
+	c.Close()
+	if len(seen) != 1 || seen[0].String() != "127.0.0.1:"+port {
+		t.Errorf("the check saw %v, want the resolved address", seen)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for accepted.Load() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections reached the listener, want 1 (only the admitted dial)", n)
+	}
+	if !NonStandardIPv4("0x7f.1") || NonStandardIPv4("127.0.0.1") || NonStandardIPv4("example.com") {
+		t.Error("NonStandardIPv4 disagrees with the dialer's rule")
 	}
 }

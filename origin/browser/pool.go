@@ -664,7 +664,7 @@ func (p *Pool) checkURL(ctx context.Context, raw string) (*url.URL, error) {
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a.WithZone("")}
-	} else if numericHost(host) {
+	} else if fetch.NonStandardIPv4(host) {
 		return nil, withDetail(ErrBlocked, "the host is a number in a non-standard IPv4 notation")
 	} else {
 		lctx, cancel := context.WithTimeout(ctx, g.timeout)

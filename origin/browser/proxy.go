@@ -13,8 +13,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/agentready/agentready/engine/fetch"
 )
 
 // Resolver looks up a host's addresses. *net.Resolver satisfies it; tests map
@@ -63,26 +64,11 @@ func (g *guard) admit(ap netip.AddrPort) error {
 // the address itself (see policyCheck).
 func describe(err error) string { return err.Error() }
 
-// numericHost reports a host an inet_aton-style parser would read as an IPv4
-// address although it is not dotted decimal (2130706433, 0x7f.1, 127.1):
-// resolvers disagree on those, so the proxy refuses rather than guess.
-func numericHost(host string) bool {
-	host = strings.TrimSuffix(host, ".")
-	label := strings.ToLower(host[strings.LastIndexByte(host, '.')+1:])
-	if label == "" {
-		return false
-	}
-	if strings.HasPrefix(label, "0x") {
-		return true
-	}
-	for _, r := range label {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
+// dial connects for the browser through the scanner's guarded dialer
+// (engine/fetch.GuardedDial): one implementation resolves, checks every
+// address at connect time and refuses non-standard numeric hosts for the
+// scanner and the browser alike. What is added here is the browser's own
+// rule (never the proxy itself) and errors that carry no address.
 func (g *guard) dial(ctx context.Context, hostport string) (net.Conn, error) {
 	host, portStr, err := net.SplitHostPort(hostport)
 	if err != nil || host == "" {
@@ -94,51 +80,25 @@ func (g *guard) dial(ctx context.Context, hostport string) (net.Conn, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a.WithZone("")}
-	} else if numericHost(host) {
-		return nil, &refusal{why: "the host is a number in a non-standard IPv4 notation"}
-	} else {
-		addrs, err = g.resolver.LookupNetIP(ctx, "ip", host)
-		if err != nil || len(addrs) == 0 {
-			return nil, errors.New("the host name does not resolve")
-		}
+	check := func(ap netip.AddrPort) error { return g.admit(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())) }
+	c, err := fetch.GuardedDial(check, g.resolver, g.timeout)(ctx, "tcp", hostport)
+	if err == nil {
+		return c, nil
 	}
-	var allowed []netip.AddrPort
-	var refused error
-	for _, a := range addrs {
-		ap := netip.AddrPortFrom(a.WithZone(""), uint16(port))
-		if err := g.admit(ap); err != nil {
-			refused = err
-			continue
-		}
-		allowed = append(allowed, ap)
+	// The dialer's errors name the address dialled; the browser's say why
+	// without it.
+	var r *refusal
+	var be *fetch.BlockedError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &r):
+		return nil, r
+	case errors.As(err, &be):
+		return nil, &refusal{why: "the host " + strings.SplitN(be.What, ";", 2)[0]}
+	case errors.As(err, &dns):
+		return nil, errors.New("the host name does not resolve")
 	}
-	if len(allowed) == 0 {
-		return nil, refused
-	}
-	d := net.Dialer{Control: func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return &refusal{why: "the dialled address cannot be parsed"}
-		}
-		return g.admit(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
-	}}
-	var first error
-	for _, ap := range allowed {
-		c, err := d.DialContext(ctx, "tcp", ap.String())
-		if err == nil {
-			return c, nil
-		}
-		if first == nil {
-			first = err
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, first
+	return nil, err
 }
 
 // meter counts the bytes one job's browser context downloads and trips when

@@ -240,16 +240,15 @@ func TestProxyRejectsNonProxyRequests(t *testing.T) {
 	}
 }
 
+// Hosts in a non-standard IPv4 notation are refused by the scanner's dialer,
+// which the proxy dials through, and reach the browser as a refusal.
 func TestNumericHost(t *testing.T) {
-	for h, want := range map[string]bool{"2130706433": true, "0x7f.1": true, "127.1": true, "example.com": false, "a.b.c": false, "x1": false, "": false} {
-		if got := numericHost(h); got != want {
-			t.Errorf("numericHost(%q) = %v, want %v", h, got, want)
+	for _, h := range []string{"2130706433", "0x7f.1", "127.1"} {
+		_, err := (&guard{check: onlyFixture, resolver: mapResolver{}, timeout: time.Second}).dial(context.Background(), h+":80")
+		var r *refusal
+		if !errors.As(err, &r) || strings.Contains(err.Error(), "127.0.0.1") {
+			t.Fatalf("dial of numeric host %s: %v, want a refusal naming no address", h, err)
 		}
-	}
-	_, err := (&guard{check: onlyFixture, resolver: mapResolver{}, timeout: time.Second}).dial(context.Background(), "2130706433:80")
-	var r *refusal
-	if !errors.As(err, &r) {
-		t.Fatalf("dial of a numeric host: %v, want a refusal", err)
 	}
 }
 
