@@ -23,12 +23,13 @@ FUZZ_TARGETS := \
 	./edge/badge:FuzzSVG \
 	./edge/token:FuzzVerify \
 	./edge/workers:FuzzReadReply \
+	./edge/wasi/abi:FuzzFrames \
 	./internal/edgetest:FuzzCanonicalPathMatchesOrigin \
 	./internal/edgetest:FuzzScanURLNeverStricter \
 	./origin/mcpserver:FuzzMCPTransport \
 	./origin/browser:FuzzParseTool
 
-.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge docs fmt clean
+.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -112,6 +113,10 @@ bench-mcp:
 
 bench-edge: wasm
 	$(GO) run ./bench/edgebench
+
+# The whole service as `make run` assembles it, under a load generator in another process.
+bench-stack: wasm
+	$(GO) run ./bench/stackbench
 
 bench-repo:
 	$(GO) run ./bench/repobench -files 10000

@@ -28,16 +28,20 @@ func rateHeaders(d Decision, now time.Time) http.Header {
 	if reset < 0 {
 		reset = 0
 	}
-	h := http.Header{}
-	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(time.Duration(reset)*time.Second).Unix(), 10))
-	h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
-	h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
-	h.Set("RateLimit-Reset", strconv.Itoa(reset))
-	h.Set("RateLimit-Policy", fmt.Sprintf("%d;w=%d", d.Limit, int(day.Seconds())))
-	h.Set("Access-Control-Expose-Headers", ExposedHeaders)
-	return h
+	// Written with the names in canonical form, as Set would store them: in
+	// the WebAssembly edge, canonicalising the seven mixed-case names and
+	// growing the map took a fifth of a scan request's time there.
+	limit, remaining := strconv.Itoa(d.Limit), strconv.Itoa(d.Remaining)
+	return http.Header{
+		"X-Ratelimit-Limit":             {limit},
+		"X-Ratelimit-Remaining":         {remaining},
+		"X-Ratelimit-Reset":             {strconv.FormatInt(now.Add(time.Duration(reset)*time.Second).Unix(), 10)},
+		"Ratelimit-Limit":               {limit},
+		"Ratelimit-Remaining":           {remaining},
+		"Ratelimit-Reset":               {strconv.Itoa(reset)},
+		"Ratelimit-Policy":              {limit + ";w=" + strconv.Itoa(int(day.Seconds()))},
+		"Access-Control-Expose-Headers": {ExposedHeaders},
+	}
 }
 
 // forward sends a request to the origin with the caller's signed identity.

@@ -8,8 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/agentready/agentready/edge/native"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -22,8 +22,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentready/agentready/edge"
 	"github.com/agentready/agentready/edge/identity"
-	"github.com/agentready/agentready/edge/wasi"
+	"github.com/agentready/agentready/edge/native"
+	"github.com/agentready/agentready/edge/wasi/abi"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -33,6 +35,7 @@ import (
 // Options configure a host.
 type Options struct {
 	OriginURL string            // where the module's origin calls go
+	Dial      native.Dialer     // connects to the origin instead of dialling OriginURL (an in-process origin)
 	Limiter   ratelimit.Limiter // default: in-process GCRA
 	Env       map[string]string // the module's environment (AGENTREADY_* settings and secrets)
 	CacheDir  string            // compilation cache; default: the user cache directory
@@ -58,6 +61,8 @@ type instance struct {
 	mod        api.Module
 	inBuf      api.Function
 	handle     api.Function
+	stack      [1]uint64 // parameters and results of in_buf and handle
+	frame      []byte    // the request frame, reused
 	lastCache  []byte
 	lastOrigin []byte
 }
@@ -92,7 +97,8 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wazero compilation cache in %s: %w", o.CacheDir, err)
 	}
-	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 60 * time.Second}}
+	transport := native.OriginTransport(o.Dial)
+	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
 	h.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))
 	wasi_snapshot_preview1.MustInstantiate(ctx, h.rt)
 	if err := h.hostFunctions(ctx); err != nil {
@@ -101,7 +107,7 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if h.compiled, err = h.rt.CompileModule(ctx, module); err != nil {
 		return nil, fmt.Errorf("compiling the edge module: %w", err)
 	}
-	h.proxy = native.OriginProxy(u)
+	h.proxy = native.OriginProxy(u, transport)
 	h.pool = make(chan *instance, o.Instances)
 	for i := 0; i < o.Instances; i++ {
 		inst, err := h.instantiate(ctx)
@@ -142,15 +148,23 @@ func (h *Host) instanceOf(m api.Module) *instance {
 // Close releases the runtime.
 func (h *Host) Close(ctx context.Context) error { return h.rt.Close(ctx) }
 
-// call runs one raw request through a pooled instance.
-func (h *Host) call(ctx context.Context, raw []byte) ([]byte, error) {
+// request is what the host frames for the module.
+type request struct {
+	method, uri, host, peer string
+	header                  http.Header
+	body                    []byte
+}
+
+// call runs one request through a pooled instance. The response's body is
+// the host's own copy.
+func (h *Host) call(ctx context.Context, req *request) (abi.Response, error) {
 	var inst *instance
 	select {
 	case inst = <-h.pool:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return abi.Response{}, ctx.Err()
 	}
-	out, err := h.callOn(ctx, inst, raw)
+	resp, err := h.callOn(ctx, inst, req)
 	if err != nil {
 		// A trapped instance is not reused: replace it.
 		h.byName.Delete(inst.mod.Name())
@@ -160,100 +174,117 @@ func (h *Host) call(ctx context.Context, raw []byte) ([]byte, error) {
 		}
 	}
 	h.pool <- inst
-	return out, err
+	return resp, err
 }
 
-func (h *Host) callOn(ctx context.Context, inst *instance, raw []byte) ([]byte, error) {
-	res, err := inst.inBuf.Call(ctx, uint64(len(raw)))
-	if err != nil {
-		return nil, err
+func (h *Host) callOn(ctx context.Context, inst *instance, r *request) (abi.Response, error) {
+	frame := abi.AppendRequest(inst.frame[:0], r.method, r.uri, r.host, r.peer, r.header, r.body)
+	inst.frame = frame
+	if cap(frame) > 64<<10 {
+		inst.frame = nil // a large body's frame is not kept per instance
 	}
-	if !inst.mod.Memory().Write(uint32(res[0]), raw) {
-		return nil, errors.New("request does not fit the module's memory")
+	inst.stack[0] = uint64(len(frame))
+	if err := inst.inBuf.CallWithStack(ctx, inst.stack[:]); err != nil {
+		return abi.Response{}, err
 	}
-	res, err = inst.handle.Call(ctx, uint64(len(raw)))
-	if err != nil {
-		return nil, err
+	if !inst.mod.Memory().Write(uint32(inst.stack[0]), frame) {
+		return abi.Response{}, errors.New("request does not fit the module's memory")
 	}
-	ptr, n := uint32(res[0]>>32), uint32(res[0])
+	inst.stack[0] = uint64(len(frame))
+	if err := inst.handle.CallWithStack(ctx, inst.stack[:]); err != nil {
+		return abi.Response{}, err
+	}
+	ptr, n := uint32(inst.stack[0]>>32), uint32(inst.stack[0])
 	view, ok := inst.mod.Memory().Read(ptr, n)
 	if !ok {
-		return nil, errors.New("response outside the module's memory")
+		return abi.Response{}, errors.New("response outside the module's memory")
 	}
-	return bytes.Clone(view), nil
+	// Parsed in place while the instance is ours; only the body is copied.
+	resp, err := abi.ParseResponse(view)
+	if err != nil {
+		return abi.Response{}, fmt.Errorf("the module answered a malformed response frame: %w", err)
+	}
+	resp.Body = bytes.Clone(resp.Body)
+	return resp, nil
 }
 
 // ServeHTTP frames the request for the module and answers with its response,
 // or streams from the origin when the module asks to forward.
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Header.Del(wasi.PeerHeader)
+	r.Header.Del(abi.PeerHeader)
+	req := request{method: r.Method, uri: r.URL.RequestURI(), host: r.Host, header: r.Header}
 	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		r.Header.Set(wasi.PeerHeader, strings.Trim(ip, "[]"))
+		req.peer = strings.Trim(ip, "[]")
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.o.MaxBody+1))
-	if err != nil || int64(len(body)) > h.o.MaxBody {
-		http.Error(w, `{"error":"Request body too large","code":"payload_too_large","message":"The request body is over 1 MiB.","docs":""}`, http.StatusRequestEntityTooLarge)
-		return
+	if r.Body != nil && r.Body != http.NoBody {
+		body, err := io.ReadAll(io.LimitReader(r.Body, h.o.MaxBody+1))
+		switch {
+		case int64(len(body)) > h.o.MaxBody:
+			edge.PayloadTooLarge(w)
+			return
+		case err != nil:
+			edge.BadRequest(w)
+			return
+		}
+		req.body = body
 	}
 	r.Header.Del("Content-Length")
 	r.Header.Del("Transfer-Encoding")
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%s %s HTTP/1.1\r\nHost: %s\r\n", r.Method, r.URL.RequestURI(), r.Host)
-	r.Header.Write(&buf)
-	fmt.Fprintf(&buf, "Content-Length: %d\r\n\r\n", len(body))
-	buf.Write(body)
-	out, err := h.call(r.Context(), buf.Bytes())
+	resp, err := h.call(r.Context(), &req)
 	if err != nil {
-		http.Error(w, "edge module failed: "+err.Error(), http.StatusInternalServerError)
+		slog.Error("edge module failed", "err", err)
+		edge.InternalError(w)
 		return
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(out)), r)
-	if err != nil {
-		http.Error(w, "edge module answered malformed HTTP", http.StatusInternalServerError)
+	if resp.Status == 0 {
+		h.forward(w, r, req.body, resp.Header, resp.Forward)
 		return
 	}
-	defer resp.Body.Close()
-	if resp.Header.Get(wasi.ForwardHeader) == "1" {
-		h.forward(w, r, body, resp.Header)
-		return
-	}
+	hdr := w.Header()
 	for k, v := range resp.Header {
-		w.Header()[k] = v
+		hdr[k] = v
 	}
-	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
 }
 
-// forward proxies r to the origin as the module asked.
-func (h *Host) forward(w http.ResponseWriter, r *http.Request, body []byte, asked http.Header) {
-	for _, k := range []string{identity.HeaderCaller, identity.HeaderCallerTS, identity.HeaderCallerSig, identity.HeaderClientIP, wasi.PeerHeader} {
+// forward proxies r to the origin as the module asked: respHeader on the
+// answer, reqHeader (the signed identity) on the request.
+func (h *Host) forward(w http.ResponseWriter, r *http.Request, body []byte, respHeader, reqHeader http.Header) {
+	for _, k := range []string{identity.HeaderCaller, identity.HeaderCallerTS, identity.HeaderCallerSig, identity.HeaderClientIP, abi.PeerHeader} {
 		r.Header.Del(k)
 	}
-	for k, v := range asked {
-		switch {
-		case k == wasi.ForwardHeader, k == "Content-Length":
-		case strings.HasPrefix(k, wasi.ForwardReqPrefix):
-			r.Header[strings.TrimPrefix(k, wasi.ForwardReqPrefix)] = v
-		default:
-			w.Header()[k] = v
-		}
+	for k, v := range reqHeader {
+		r.Header[k] = v
+	}
+	hdr := w.Header()
+	for k, v := range respHeader {
+		hdr[k] = v
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	h.proxy.ServeHTTP(w, r)
 }
 
+// hostFunctions implements the imports of edge/abi. They are Go module
+// functions (values on the stack), not reflective WithFunc wrappers: each
+// request calls at least one, and reflection cost more than the work.
 func (h *Host) hostFunctions(ctx context.Context) error {
-	read := func(m api.Module, ptr, n uint32) []byte {
-		b, _ := m.Memory().Read(ptr, n)
+	read := func(m api.Module, ptr, n uint64) []byte {
+		b, _ := m.Memory().Read(uint32(ptr), uint32(n))
 		return b
 	}
-	_, err := h.rt.NewHostModuleBuilder(wasi.HostModule).
-		NewFunctionBuilder().WithFunc(func(ctx context.Context, m api.Module, key, keyLen, limit, period, n, out uint32) uint32 {
-		k := string(read(m, key, keyLen))
-		res, err := h.o.Limiter.AllowN(ctx, k, ratelimit.Limit{Rate: int(limit), Burst: int(limit), Period: time.Duration(period) * time.Second}, int(n))
+	i32 := api.ValueTypeI32
+	fn := func(f func(ctx context.Context, m api.Module, s []uint64)) api.GoModuleFunc { return f }
+	_, err := h.rt.NewHostModuleBuilder(abi.HostModule).
+		// rate_allow(key, keyLen, limit, period, n, out) → 0 | 1
+		NewFunctionBuilder().WithGoModuleFunction(fn(func(ctx context.Context, m api.Module, s []uint64) {
+		k := string(read(m, s[0], s[1]))
+		limit, period, n, out := int(uint32(s[2])), time.Duration(uint32(s[3]))*time.Second, int(uint32(s[4])), uint32(s[5])
+		res, err := h.o.Limiter.AllowN(ctx, k, ratelimit.Limit{Rate: limit, Burst: limit, Period: period}, n)
 		if err != nil {
-			return 1
+			s[0] = 1
+			return
 		}
 		var b [32]byte
 		if res.Allowed > 0 {
@@ -263,38 +294,45 @@ func (h *Host) hostFunctions(ctx context.Context) error {
 		binary.LittleEndian.PutUint64(b[16:], uint64(res.RetryAfter.Milliseconds()))
 		binary.LittleEndian.PutUint64(b[24:], uint64(res.ResetAfter.Milliseconds()))
 		m.Memory().Write(out, b[:])
-		return 0
-	}).Export("rate_allow").
-		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, key, keyLen uint32) uint32 {
+		s[0] = 0
+	}), []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}).Export("rate_allow").
+		// cache_get(key, keyLen) → length | 0xFFFFFFFF
+		NewFunctionBuilder().WithGoModuleFunction(fn(func(_ context.Context, m api.Module, s []uint64) {
 		inst := h.instanceOf(m)
-		val, ok := h.cache.Get(string(read(m, key, keyLen)), time.Now())
+		val, ok := h.cache.Get(string(read(m, s[0], s[1])), time.Now())
 		if !ok {
-			return 0xFFFFFFFF
+			s[0] = 0xFFFFFFFF
+			return
 		}
 		inst.lastCache = val
-		return uint32(len(val))
-	}).Export("cache_get").
-		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n uint32) {
+		s[0] = uint64(len(val))
+	}), []api.ValueType{i32, i32}, []api.ValueType{i32}).Export("cache_get").
+		// cache_read(ptr, n)
+		NewFunctionBuilder().WithGoModuleFunction(fn(func(_ context.Context, m api.Module, s []uint64) {
 		inst := h.instanceOf(m)
-		m.Memory().Write(ptr, inst.lastCache[:min(int(n), len(inst.lastCache))])
-	}).Export("cache_read").
-		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, key, keyLen, val, valLen, ttl uint32) {
-		k, v := string(read(m, key, keyLen)), bytes.Clone(read(m, val, valLen))
-		h.cache.Put(k, v, time.Now().Add(time.Duration(ttl)*time.Second))
-	}).Export("cache_put").
-		NewFunctionBuilder().WithFunc(func(ctx context.Context, m api.Module, req, n uint32) uint32 {
+		m.Memory().Write(uint32(s[0]), inst.lastCache[:min(int(uint32(s[1])), len(inst.lastCache))])
+	}), []api.ValueType{i32, i32}, nil).Export("cache_read").
+		// cache_put(key, keyLen, val, valLen, ttl)
+		NewFunctionBuilder().WithGoModuleFunction(fn(func(_ context.Context, m api.Module, s []uint64) {
+		k, v := string(read(m, s[0], s[1])), bytes.Clone(read(m, s[2], s[3]))
+		h.cache.Put(k, v, time.Now().Add(time.Duration(uint32(s[4]))*time.Second))
+	}), []api.ValueType{i32, i32, i32, i32, i32}, nil).Export("cache_put").
+		// origin_fetch(req, n) → length | 0
+		NewFunctionBuilder().WithGoModuleFunction(fn(func(ctx context.Context, m api.Module, s []uint64) {
 		inst := h.instanceOf(m)
-		out, err := h.originCall(ctx, read(m, req, n))
+		out, err := h.originCall(ctx, read(m, s[0], s[1]))
 		if err != nil {
-			return 0
+			s[0] = 0
+			return
 		}
 		inst.lastOrigin = out
-		return uint32(len(out))
-	}).Export("origin_fetch").
-		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n uint32) {
+		s[0] = uint64(len(out))
+	}), []api.ValueType{i32, i32}, []api.ValueType{i32}).Export("origin_fetch").
+		// origin_read(ptr, n)
+		NewFunctionBuilder().WithGoModuleFunction(fn(func(_ context.Context, m api.Module, s []uint64) {
 		inst := h.instanceOf(m)
-		m.Memory().Write(ptr, inst.lastOrigin[:min(int(n), len(inst.lastOrigin))])
-	}).Export("origin_read").
+		m.Memory().Write(uint32(s[0]), inst.lastOrigin[:min(int(uint32(s[1])), len(inst.lastOrigin))])
+	}), []api.ValueType{i32, i32}, nil).Export("origin_read").
 		Instantiate(ctx)
 	return err
 }
@@ -308,6 +346,10 @@ func (h *Host) originCall(ctx context.Context, raw []byte) ([]byte, error) {
 	u := *h.origin
 	u.Path, u.RawQuery = req.URL.Path, req.URL.RawQuery
 	req.URL, req.RequestURI = &u, ""
+	// The module asks for Connection: close (it frames one request); the
+	// host's connections to the origin are pooled all the same.
+	req.Close = false
+	req.Header.Del("Connection")
 	resp, err := h.client.Do(req.WithContext(ctx))
 	if err != nil {
 		return nil, err

@@ -1,12 +1,10 @@
 package wasm_test
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,32 +14,6 @@ import (
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
 )
-
-var (
-	buildOnce sync.Once
-	module    []byte
-	buildErr  error
-)
-
-// edgeModule returns bin/edge.wasm (built by `make wasm`), building it if it is missing.
-func edgeModule(t *testing.T) []byte {
-	buildOnce.Do(func() {
-		path := filepath.Join("..", "bin", "edge.wasm")
-		if _, err := os.Stat(path); err != nil {
-			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "../cmd/edgewasm")
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("building the edge module: %v\n%s", err, out)
-				return
-			}
-		}
-		module, buildErr = os.ReadFile(path)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return module
-}
 
 func start(t *testing.T, env map[string]string) string {
 	svc := edgetest.StartStack(t, env, stack.Options{EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})

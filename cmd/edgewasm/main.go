@@ -2,15 +2,14 @@
 
 // Command edgewasm is the edge compiled for GOOS=wasip1 as a reactor module
 // (-buildmode=c-shared) that package wasm hosts with wazero. The host writes a
-// raw HTTP/1.1 request into the buffer in_buf returns, calls handle, and reads
-// the raw HTTP/1.1 response at the returned pointer (high 32 bits) and length
-// (low 32 bits). One instance serves one request at a time.
+// request frame (edge/wasi/abi) into the buffer in_buf returns, calls
+// handle, and reads the response frame at the returned pointer (high 32 bits)
+// and length (low 32 bits). One instance serves one request at a time.
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/edge.wasm ./cmd/edgewasm
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -21,11 +20,12 @@ import (
 
 	"github.com/agentready/agentready/edge"
 	"github.com/agentready/agentready/edge/wasi"
+	"github.com/agentready/agentready/edge/wasi/abi"
 )
 
 var (
 	in      []byte
-	out     bytes.Buffer
+	out     []byte
 	handler http.Handler
 	initErr error
 )
@@ -49,12 +49,15 @@ func inBuf(size uint32) uint32 {
 	return uint32(uintptr(unsafe.Pointer(&in[0])))
 }
 
-// recorder buffers one response.
+// recorder buffers one response. Its body buffer is the module's one,
+// reused from request to request.
 type recorder struct {
 	h      http.Header
 	status int
-	body   bytes.Buffer
+	body   *bytes.Buffer
 }
+
+var body bytes.Buffer
 
 func (r *recorder) Header() http.Header { return r.h }
 func (r *recorder) Write(b []byte) (int, error) {
@@ -71,9 +74,9 @@ func (r *recorder) WriteHeader(s int) {
 
 //go:wasmexport handle
 func handle(n uint32) uint64 {
-	out.Reset()
-	rec := &recorder{h: http.Header{}}
-	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(in[:n])))
+	body.Reset()
+	rec := &recorder{h: http.Header{}, body: &body}
+	req, err := abi.ParseRequest(in[:n])
 	switch {
 	case initErr != nil:
 		var ce *edge.ConfigError
@@ -87,18 +90,18 @@ func handle(n uint32) uint64 {
 	default:
 		handler.ServeHTTP(rec, req)
 	}
+	if fwd, ok := wasi.TakeForward(); ok {
+		out = abi.AppendForward(out[:0], rec.h, fwd)
+		return uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(len(out))
+	}
 	if rec.status == 0 {
 		rec.status = 200
 	}
-	fmt.Fprintf(&out, "HTTP/1.1 %d %s\r\n", rec.status, http.StatusText(rec.status))
 	if rec.h.Get("Content-Length") == "" || rec.body.Len() > 0 {
 		rec.h.Set("Content-Length", strconv.Itoa(rec.body.Len()))
 	}
-	rec.h.Write(&out)
-	out.WriteString("\r\n")
-	out.Write(rec.body.Bytes())
-	b := out.Bytes()
-	return uint64(uintptr(unsafe.Pointer(&b[0])))<<32 | uint64(len(b))
+	out = abi.AppendResponse(out[:0], rec.status, rec.h, rec.body.Bytes())
+	return uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(len(out))
 }
 
 func main() {}

@@ -27,8 +27,9 @@ type Platform struct {
 	cache   Cache
 }
 
-// New builds a platform forwarding to origin (e.g. http://127.0.0.1:9090).
-func New(origin string, limiter ratelimit.Limiter) (*Platform, error) {
+// New builds a platform forwarding to origin (e.g. http://127.0.0.1:9090),
+// connecting through dial when it is not nil.
+func New(origin string, limiter ratelimit.Limiter, dial Dialer) (*Platform, error) {
 	u, err := url.Parse(origin)
 	if err != nil {
 		return nil, err
@@ -36,7 +37,8 @@ func New(origin string, limiter ratelimit.Limiter) (*Platform, error) {
 	if limiter == nil {
 		limiter = ratelimit.NewLocal()
 	}
-	return &Platform{origin: u, client: &http.Client{Timeout: 60 * time.Second}, limiter: limiter, clock: time.Now, proxy: OriginProxy(u)}, nil
+	t := OriginTransport(dial)
+	return &Platform{origin: u, client: &http.Client{Timeout: 60 * time.Second, Transport: t}, limiter: limiter, clock: time.Now, proxy: OriginProxy(u, t)}, nil
 }
 
 func (p *Platform) Now() time.Time { return p.clock() }

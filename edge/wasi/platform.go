@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/agentready/agentready/edge"
+	"github.com/agentready/agentready/edge/wasi/abi"
 )
 
 //go:wasmimport agentready rate_allow
@@ -94,21 +95,32 @@ func (Platform) Fetch(ctx context.Context, r *http.Request) (*http.Response, err
 	return http.ReadResponse(bufio.NewReader(bytes.NewReader(resp)), r)
 }
 
-// Forward asks the host to stream the request to the origin.
+// forwarding is the forward asked while handling the current request (an
+// instance handles one at a time).
+var forwarding struct {
+	asked bool
+	req   http.Header
+}
+
+// Forward asks the host to stream the request to the origin: the module's
+// main answers with a forward frame (TakeForward).
 func (Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, respHeaders http.Header) {
 	h := w.Header()
 	for k, v := range respHeaders {
 		h[k] = v
 	}
-	for k, v := range reqHeaders {
-		for _, x := range v {
-			h.Add(ForwardReqPrefix+k, x)
-		}
-	}
-	h.Set(ForwardHeader, "1")
+	forwarding.asked, forwarding.req = true, reqHeaders
 	w.WriteHeader(http.StatusOK)
 }
 
-func (Platform) ClientIP(r *http.Request) string { return r.Header.Get(PeerHeader) }
+// TakeForward reports whether the request just handled asked for a forward,
+// with the request headers to add, and forgets it.
+func TakeForward() (http.Header, bool) {
+	req, asked := forwarding.req, forwarding.asked
+	forwarding.asked, forwarding.req = false, nil
+	return req, asked
+}
+
+func (Platform) ClientIP(r *http.Request) string { return r.Header.Get(abi.PeerHeader) }
 
 var _ edge.Platform = Platform{}

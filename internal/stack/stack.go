@@ -27,6 +27,7 @@ import (
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/wasm"
+	"github.com/valyala/fasthttp/fasthttputil"
 )
 
 // Options configure a stack.
@@ -151,6 +152,13 @@ func Start(o Options) (*Stack, error) {
 	}
 	go st.Origin.Serve(oln)
 	st.OriginURL = "http://" + oln.Addr().String()
+	// The edge reaches the origin over an in-memory connection: the same
+	// HTTP without loopback TCP's system calls, which were about a third of
+	// a forwarded request's CPU. OriginURL stays for other callers.
+	mem := fasthttputil.NewInmemoryListener()
+	go st.Origin.Serve(mem)
+	peer := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} // what the origin sees, as over loopback
+	dial := func(context.Context) (net.Conn, error) { return mem.DialWithLocalAddr(peer) }
 	if o.EdgeModule != nil {
 		env := map[string]string{}
 		for _, k := range edge.EnvKeys {
@@ -160,14 +168,14 @@ func Start(o Options) (*Stack, error) {
 		}
 		env["AGENTREADY_TOKEN_KEYS"] = keyString(cfg.TokenKeys)
 		env["AGENTREADY_EDGE_SECRET"] = string(cfg.IdentitySecret)
-		host, err := wasm.New(context.Background(), o.EdgeModule, wasm.Options{OriginURL: st.OriginURL, Limiter: o.Origin.Limiter, Env: env, CacheDir: o.CacheDir})
+		host, err := wasm.New(context.Background(), o.EdgeModule, wasm.Options{OriginURL: st.OriginURL, Dial: dial, Limiter: o.Origin.Limiter, Env: env, CacheDir: o.CacheDir})
 		if err != nil {
 			st.Origin.Shutdown(context.Background())
 			return nil, err
 		}
 		st.Edge, st.Wasm, st.host = host, true, host
 	} else {
-		plat, err := native.New(st.OriginURL, o.Origin.Limiter)
+		plat, err := native.New(st.OriginURL, o.Origin.Limiter, dial)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,39 @@
+package edge
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// rateHeaders writes its map directly; it must hold exactly what setting
+// each header by name gives, so that every lookup (Get, Values) finds it.
+func TestRateHeadersAsSet(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for _, tc := range []struct {
+		d Decision
+		n int // seconds to the reset
+	}{
+		{Decision{Allowed: true, Limit: 20, Remaining: 19, ResetAfter: 4320 * time.Second}, 4320},
+		{Decision{Allowed: false, Limit: 3, Remaining: 0, RetryAfter: 1500 * time.Millisecond, ResetAfter: time.Hour}, 2},
+		{Decision{Allowed: true, Limit: 1_000_000_000, Remaining: 0, ResetAfter: -time.Second}, 0},
+	} {
+		d, n := tc.d, tc.n
+		got := rateHeaders(d, now)
+		reset := strconv.Itoa(n)
+		want := http.Header{}
+		want.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+		want.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+		want.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(time.Duration(n)*time.Second).Unix(), 10))
+		want.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+		want.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+		want.Set("RateLimit-Reset", reset)
+		want.Set("RateLimit-Policy", fmt.Sprintf("%d;w=%d", d.Limit, 86400))
+		want.Set("Access-Control-Expose-Headers", ExposedHeaders)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%+v:\n got %v\nwant %v", d, got, want)
+		}
+	}
+}
