@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -441,11 +442,15 @@ func TestPageWeightCap(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
-			fmt.Fprint(w, `<!doctype html><title>heavy</title><img src="/big.png">`)
-		case "/big.png":
-			w.Header().Set("Content-Type", "image/png")
-			chunk := bytes.Repeat([]byte{0}, 64<<10)
-			for i := 0; i < 160; i++ { // 10 MiB
+			// A script, not an image: Chromium must read all of it before it
+			// can run it, whereas it gives up on an image whose first bytes do
+			// not decode, sometimes before the cap is reached.
+			fmt.Fprint(w, `<!doctype html><title>heavy</title><script src="/big.js"></script>`)
+		case "/big.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			io.WriteString(w, "//")
+			chunk := bytes.Repeat([]byte{'a'}, 64<<10)
+			for i := 0; i < 160; i++ { // 10 MiB of one comment line
 				n, err := w.Write(chunk)
 				sent.Add(int64(n))
 				if err != nil {
