@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/badge"
 	"github.com/agentready/agentready/edge/identity"
-
-	"github.com/agentready/agentready/apierr"
 )
 
 // badgeScore is what the edge caches per site.

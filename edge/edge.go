@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
-
-	"github.com/agentready/agentready/apierr"
 )
 
 // Decision is one rate-limit answer (GCRA, as redis_rate gives it).

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
-
-	"github.com/agentready/agentready/apierr"
 )
 
 // fakePlatform counts charges and can fail the allowance store; Forward

@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentready/agentready/edge/identity"
-
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/edge/identity"
 )
 
 const day = 24 * time.Hour

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentready/agentready/edge/token"
-
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/edge/token"
 )
 
 // oauthError is RFC 6749 §5.2's error body and our envelope at once: error

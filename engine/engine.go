@@ -8,14 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/score"
 	"github.com/agentready/agentready/engine/weburl"
-
-	"github.com/agentready/agentready/apierr"
 )
 
 // Options configure a Scanner. The zero value is the hosted default: private

@@ -15,11 +15,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
-	"github.com/valyala/fasthttp"
 )
 
 // requestContext is the context a JSON scan runs under. fasthttp gives no

@@ -5,10 +5,10 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/agentready/agentready/origin/store"
 	"github.com/valyala/fasthttp"
 
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/origin/store"
 )
 
 // The origin's names for the codes it answers; apierr owns the values,

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
@@ -24,7 +26,6 @@ import (
 	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/mcpserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var toolNames = []string{"compare_sites", "deep_scan", "get_badge", "get_check", "get_check_definitions", "get_recommendations",

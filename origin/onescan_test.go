@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
@@ -19,7 +21,6 @@ import (
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/sse"
 	"github.com/agentready/agentready/origin"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // heldSite is a loopback TCP forwarder that holds every connection until

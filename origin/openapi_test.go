@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentready/agentready/origin"
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/origin"
 )
 
 // The served description validates with an OpenAPI library and covers every

@@ -9,11 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
-
-	"github.com/agentready/agentready/apierr"
 )
 
 // pool bounds running scans (workers) and waiting ones (queue).

@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
@@ -25,8 +28,6 @@ import (
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/mcpserver"
 	"github.com/agentready/agentready/origin/store"
-	"github.com/valyala/fasthttp"
-	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
 // Config configures the origin. Zero fields take the defaults in parentheses.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"log/slog"
 	"net"
@@ -24,6 +23,7 @@ import (
 	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/sse"
+	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )

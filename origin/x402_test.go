@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	. "github.com/agentready/agentready/edge/x402"
-
 	"github.com/agentready/agentready/engine/wellknown"
 )
 

@@ -13,7 +13,6 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
-	"github.com/agentready/agentready/bench/internal/benchkit"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,12 +21,14 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/origin/store"
-	"github.com/redis/go-redis/v9"
 )
 
 func main() {

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/agentready/agentready/bench/internal/benchkit"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -20,13 +19,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {

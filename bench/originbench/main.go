@@ -12,7 +12,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/agentready/agentready/bench/internal/benchkit"
 	"io"
 	"net"
 	"net/http"
@@ -25,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/fixture"

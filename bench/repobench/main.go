@@ -10,13 +10,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/agentready/agentready/bench/internal/benchkit"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/repo"
 )

@@ -18,13 +18,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/browser"
-
-	"github.com/agentready/agentready/apierr"
 )
 
 const (

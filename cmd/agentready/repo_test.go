@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"github.com/agentready/agentready/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/agentready/agentready/engine/report"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 const repos = "../../testdata/repos"

@@ -9,10 +9,11 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/agentready/agentready/edge"
-	workersp "github.com/agentready/agentready/edge/workers"
 	"github.com/syumai/workers"
 	"github.com/syumai/workers/cloudflare"
+
+	"github.com/agentready/agentready/edge"
+	workersp "github.com/agentready/agentready/edge/workers"
 )
 
 func main() {

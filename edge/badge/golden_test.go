@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"github.com/agentready/agentready/internal/testenv"
 	"image"
 	"image/color"
 	"image/png"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current renderer")

@@ -14,11 +14,12 @@ import (
 	"syscall/js"
 	"time"
 
-	"github.com/agentready/agentready/edge"
 	"github.com/syumai/workers/cloudflare"
 	"github.com/syumai/workers/cloudflare/cache"
 	"github.com/syumai/workers/cloudflare/fetch"
 	"github.com/syumai/workers/cloudflare/sockets"
+
+	"github.com/agentready/agentready/edge"
 )
 
 // Platform implements edge.Platform on Cloudflare Workers.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"net"
 	"strconv"
@@ -12,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agentready/agentready/internal/ratelimit"
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 func TestRESP(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 const edgeSecret = "workerd-test-edge-secret-0123456789"

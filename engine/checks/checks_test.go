@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
-
 	"github.com/agentready/agentready/internal/testenv"
 )
 

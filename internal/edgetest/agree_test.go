@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/agentready/agentready/edge"
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/valyala/fasthttp"
 )
 
 // originPath is the path the origin's router sees for a request target.

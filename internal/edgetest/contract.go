@@ -12,11 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentready/agentready/origin"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/agentready/agentready/origin"
 )
 
 // Contract validates (request, response) pairs against the service's own

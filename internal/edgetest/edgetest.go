@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"github.com/agentready/agentready/internal/testenv"
 	"io"
 	"net/http"
 	"net/url"
@@ -23,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/engine"
@@ -30,7 +31,7 @@ import (
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/wellknown"
 	"github.com/agentready/agentready/internal/fixture"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 // Keys and settings the table configures.

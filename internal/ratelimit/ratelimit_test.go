@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testenv"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 // fakeClock is a clock the test moves by hand.

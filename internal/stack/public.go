@@ -11,9 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentready/agentready/origin"
-
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/origin"
 )
 
 // publicHeaderBuffer is how much of a request line and headers net/http

@@ -9,13 +9,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/testenv"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // get_recommendations is the engine's plan and nothing else (issue 10, item

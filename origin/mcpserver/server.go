@@ -13,16 +13,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin/store"
-	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentready/agentready/apierr"
 )
 
 // Headers the origin sets (never the client) before a request reaches the SDK.

@@ -9,12 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/agentcard"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/llmstxt"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentready/agentready/internal/testenv"
 	"os"
 	"sort"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 // backends returns every backend the conformance suite runs against: the
