@@ -17,8 +17,12 @@ import (
 // "a%2Fb" is one segment, but the origin decodes it to "a/b" before routing;
 // no endpoint has a slash inside a segment, so the honest answer is a 400
 // rather than routing one path under two spellings.
+//
+// A path holding "://" is refused too: fasthttp reads such a request target
+// as an absolute URI (scheme, host, path), so "//://" would be signed as
+// "/:/" and routed as "/" (found by FuzzCanonicalPathMatchesOrigin).
 func CanonicalPath(u *url.URL) (path string, ok bool) {
-	if hasEncodedSlash(u.RawPath) {
+	if hasEncodedSlash(u.RawPath) || strings.Contains(u.EscapedPath(), "://") {
 		return "", false
 	}
 	return normalizePath(u.Path), true
