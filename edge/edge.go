@@ -171,7 +171,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// as a scan and signed as the origin will verify it.
 	path, ok := CanonicalPath(r.URL)
 	if !ok {
-		writeError(w, apierr.InvalidPath, "The path contains an encoded slash (%2F) or "://", which no endpoint uses; write the path with plain slashes (see /openapi.json).")
+		writeError(w, apierr.InvalidPath, "The path contains an encoded slash (%2F) or \"://\", which no endpoint uses; write the path with plain slashes (see /openapi.json).")
 		return
 	}
 	if path != r.URL.Path || r.URL.RawPath != "" {
