@@ -40,7 +40,11 @@ type Options struct {
 	Env       map[string]string // the module's environment (AGENTREADY_* settings and secrets)
 	CacheDir  string            // compilation cache; default: the user cache directory
 	Instances int               // warm instances; default: the number of CPUs (at least 2)
-	MaxBody   int64             // request bodies larger than this are refused (1 MiB)
+	// MaxInstances bounds the instances at once, when requests wait in host
+	// calls (a badge's first scan, Redis); default: 4 × Instances, at least 16.
+	// Each costs about 10 MB; those beyond Instances are closed when idle.
+	MaxInstances int
+	MaxBody      int64 // request bodies larger than this are refused (1 MiB)
 }
 
 // Host serves HTTP through the module.
@@ -48,13 +52,16 @@ type Host struct {
 	o        Options
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
-	pool     chan *instance
+	pool     *pool
 	origin   *url.URL
 	client   *http.Client
 	proxy    *httputil.ReverseProxy
 	byName   sync.Map // module name → *instance
 	seq      atomic.Int64
 	cache    native.Cache
+	// blockingLimiter: the limiter makes network round trips (Redis), so a
+	// rate_allow call waits rather than computes.
+	blockingLimiter bool
 }
 
 type instance struct {
@@ -86,6 +93,9 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if o.Instances <= 0 {
 		o.Instances = max(2, runtime.NumCPU())
 	}
+	if o.MaxInstances < o.Instances {
+		o.MaxInstances = max(16, 4*o.Instances)
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 1 << 20
 	}
@@ -99,6 +109,8 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	}
 	transport := native.OriginTransport(o.Dial)
 	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
+	_, local := o.Limiter.(*ratelimit.Local)
+	h.blockingLimiter = !local
 	h.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))
 	wasi_snapshot_preview1.MustInstantiate(ctx, h.rt)
 	if err := h.hostFunctions(ctx); err != nil {
@@ -108,13 +120,14 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 		return nil, fmt.Errorf("compiling the edge module: %w", err)
 	}
 	h.proxy = native.OriginProxy(u, transport)
-	h.pool = make(chan *instance, o.Instances)
+	h.pool = &pool{warm: o.Instances, max: o.MaxInstances, fresh: h.instantiate, discard: h.discard}
 	for i := 0; i < o.Instances; i++ {
 		inst, err := h.instantiate(ctx)
 		if err != nil {
 			return nil, err
 		}
-		h.pool <- inst
+		h.pool.live++
+		h.pool.idle = append(h.pool.idle, inst)
 	}
 	return h, nil
 }
@@ -140,6 +153,11 @@ func (h *Host) instantiate(ctx context.Context) (*instance, error) {
 	return inst, nil
 }
 
+func (h *Host) discard(inst *instance) {
+	h.byName.Delete(inst.mod.Name())
+	logDiscardErr(inst.mod.Close(context.Background()))
+}
+
 func (h *Host) instanceOf(m api.Module) *instance {
 	v, _ := h.byName.Load(m.Name())
 	return v.(*instance)
@@ -158,23 +176,19 @@ type request struct {
 // call runs one request through a pooled instance. The response's body is
 // the host's own copy.
 func (h *Host) call(ctx context.Context, req *request) (abi.Response, error) {
-	var inst *instance
-	select {
-	case inst = <-h.pool:
-	case <-ctx.Done():
-		return abi.Response{}, ctx.Err()
+	inst, err := h.pool.get(ctx)
+	if err != nil {
+		return abi.Response{}, err
 	}
 	resp, err := h.callOn(ctx, inst, req)
 	if err != nil {
-		// A trapped instance is not reused: replace it.
-		h.byName.Delete(inst.mod.Name())
-		inst.mod.Close(context.Background())
-		if fresh, ferr := h.instantiate(context.Background()); ferr == nil {
-			inst = fresh
-		}
+		// A trapped instance is not reused: its slot goes to a fresh one.
+		h.discard(inst)
+		h.pool.release()
+		return resp, err
 	}
-	h.pool <- inst
-	return resp, err
+	h.pool.put(inst)
+	return resp, nil
 }
 
 func (h *Host) callOn(ctx context.Context, inst *instance, r *request) (abi.Response, error) {
@@ -281,6 +295,10 @@ func (h *Host) hostFunctions(ctx context.Context) error {
 		NewFunctionBuilder().WithGoModuleFunction(fn(func(ctx context.Context, m api.Module, s []uint64) {
 		k := string(read(m, s[0], s[1]))
 		limit, period, n, out := int(uint32(s[2])), time.Duration(uint32(s[3]))*time.Second, int(uint32(s[4])), uint32(s[5])
+		if h.blockingLimiter {
+			h.pool.block() // a round trip to Redis
+			defer h.pool.unblock()
+		}
 		res, err := h.o.Limiter.AllowN(ctx, k, ratelimit.Limit{Rate: limit, Burst: limit, Period: period}, n)
 		if err != nil {
 			s[0] = 1
@@ -320,7 +338,9 @@ func (h *Host) hostFunctions(ctx context.Context) error {
 		// origin_fetch(req, n) → length | 0
 		NewFunctionBuilder().WithGoModuleFunction(fn(func(ctx context.Context, m api.Module, s []uint64) {
 		inst := h.instanceOf(m)
+		h.pool.block() // the origin may scan for seconds
 		out, err := h.originCall(ctx, read(m, s[0], s[1]))
+		h.pool.unblock()
 		if err != nil {
 			s[0] = 0
 			return
