@@ -22,10 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentready/agentready/edge"
-	"github.com/agentready/agentready/edge/identity"
-	"github.com/agentready/agentready/edge/native"
 	"github.com/agentready/agentready/edge/wasi/abi"
+	"github.com/agentready/agentready/internal/edgehost"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -35,7 +33,7 @@ import (
 // Options configure a host.
 type Options struct {
 	OriginURL string            // where the module's origin calls go
-	Dial      native.Dialer     // connects to the origin instead of dialling OriginURL (an in-process origin)
+	Dial      edgehost.Dialer   // connects to the origin instead of dialling OriginURL (an in-process origin)
 	Limiter   ratelimit.Limiter // default: in-process GCRA
 	Env       map[string]string // the module's environment (AGENTREADY_* settings and secrets)
 	CacheDir  string            // compilation cache; default: the user cache directory
@@ -58,7 +56,7 @@ type Host struct {
 	proxy    *httputil.ReverseProxy
 	byName   sync.Map // module name → *instance
 	seq      atomic.Int64
-	cache    native.Cache
+	cache    edgehost.Cache
 	// blockingLimiter: the limiter makes network round trips (Redis), so a
 	// rate_allow call waits rather than computes.
 	blockingLimiter bool
@@ -107,7 +105,7 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wazero compilation cache in %s: %w", o.CacheDir, err)
 	}
-	transport := native.OriginTransport(o.Dial)
+	transport := edgehost.Transport(o.Dial)
 	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
 	_, local := o.Limiter.(*ratelimit.Local)
 	h.blockingLimiter = !local
@@ -119,7 +117,7 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if h.compiled, err = h.rt.CompileModule(ctx, module); err != nil {
 		return nil, fmt.Errorf("compiling the edge module: %w", err)
 	}
-	h.proxy = native.OriginProxy(u, transport)
+	h.proxy = edgehost.Proxy(u, transport, originUnavailable)
 	h.pool = &pool{warm: o.Instances, max: o.MaxInstances, fresh: h.instantiate, discard: h.discard}
 	for i := 0; i < o.Instances; i++ {
 		inst, err := h.instantiate(ctx)
@@ -234,10 +232,10 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, h.o.MaxBody+1))
 		switch {
 		case int64(len(body)) > h.o.MaxBody:
-			edge.PayloadTooLarge(w)
+			payloadTooLarge(w)
 			return
 		case err != nil:
-			edge.BadRequest(w)
+			badRequest(w)
 			return
 		}
 		req.body = body
@@ -247,7 +245,7 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := h.call(r.Context(), &req)
 	if err != nil {
 		slog.Error("edge module failed", "err", err)
-		edge.InternalError(w)
+		internalError(w)
 		return
 	}
 	if resp.Status == 0 {
@@ -265,7 +263,7 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // forward proxies r to the origin as the module asked: respHeader on the
 // answer, reqHeader (the signed identity) on the request.
 func (h *Host) forward(w http.ResponseWriter, r *http.Request, body []byte, respHeader, reqHeader http.Header) {
-	for _, k := range []string{identity.HeaderCaller, identity.HeaderCallerTS, identity.HeaderCallerSig, identity.HeaderClientIP, abi.PeerHeader} {
+	for _, k := range identityHeaders {
 		r.Header.Del(k)
 	}
 	for k, v := range reqHeader {
