@@ -53,9 +53,20 @@ var (
 const maxRendered = 1024
 
 func render(base string, cfg Config, path string, d doc, file string) []byte {
+	return renderTagged(base, cfg, path, d, file).body
+}
+
+// renderedDoc is a rendered document with its ETag, computed once: hashing
+// inside the WebAssembly module is slow (SHA-256 at about 40 MB/s).
+type renderedDoc struct {
+	body []byte
+	tag  string
+}
+
+func renderTagged(base string, cfg Config, path string, d doc, file string) renderedDoc {
 	key := base + "\x00" + path + "\x00" + file
 	if v, ok := rendered.Load(key); ok {
-		return v.([]byte)
+		return v.(renderedDoc)
 	}
 	var b []byte
 	if d.gen != nil && file == d.file {
@@ -67,12 +78,13 @@ func render(base string, cfg Config, path string, d doc, file string) []byte {
 	// Without AGENTREADY_BASE_URL the base comes from each request's Host, so
 	// a caller choosing Hosts could grow this map without end: past a bound,
 	// documents are rendered per request instead.
+	rd := renderedDoc{body: b, tag: etag(b)}
 	if renderedCount.Load() < maxRendered {
-		if _, loaded := rendered.LoadOrStore(key, b); !loaded {
+		if _, loaded := rendered.LoadOrStore(key, rd); !loaded {
 			renderedCount.Add(1)
 		}
 	}
-	return b
+	return rd
 }
 
 func etag(b []byte) string {
@@ -101,8 +113,8 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, d doc) {
 			file, ctype = d.markdown, "text/markdown; charset=utf-8"
 		}
 	}
-	body := render(base, h.cfg, r.URL.Path, d, file)
-	tag := etag(body)
+	rd := renderTagged(base, h.cfg, r.URL.Path, d, file)
+	body, tag := rd.body, rd.tag
 	hdr.Set("Content-Type", ctype)
 	hdr.Set("ETag", tag)
 	hdr.Set("Cache-Control", "public, max-age="+strconv.Itoa(d.maxAge))
