@@ -9,6 +9,7 @@ package apierr
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"sort"
 )
 
@@ -177,4 +178,18 @@ func (e Envelope) JSON() []byte {
 		return []byte(`{"error":"Internal error","code":"internal_error","message":"the error could not be encoded","docs":"` + DocsURL + `"}` + "\n")
 	}
 	return buf.Bytes()
+}
+
+// Write answers code's status with the envelope on a net/http response (the
+// edge, the wasm host and the public listener). A length or encoding set for
+// another body (a forwarded answer refused late) is dropped, and errors are
+// never cached.
+func Write(w http.ResponseWriter, code Code, msg string) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Del("Content-Encoding")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(code.Status())
+	w.Write(New(code, msg).JSON())
 }

@@ -27,17 +27,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError answers code's status with the envelope (apierr owns codes,
 // statuses and titles for every transport).
-func writeError(w http.ResponseWriter, code apierr.Code, msg string) {
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	// A response the origin would have sent (a forwarded request refused at
-	// the edge) must not keep a length or encoding set for another body.
-	h.Del("Content-Length")
-	h.Del("Content-Encoding")
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(code.Status())
-	w.Write(apierr.New(code, msg).JSON())
-}
+func writeError(w http.ResponseWriter, code apierr.Code, msg string) { apierr.Write(w, code, msg) }
 
 // OriginUnavailable answers 502 when the origin does not answer (every platform's forward).
 func OriginUnavailable(w http.ResponseWriter) {

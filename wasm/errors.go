@@ -11,15 +11,7 @@ import (
 // holds the two together), written here because the host depends on the
 // edge only through edge/wasi/abi.
 
-func writeError(w http.ResponseWriter, code apierr.Code, msg string) {
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Del("Content-Length")
-	h.Del("Content-Encoding")
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(code.Status())
-	w.Write(apierr.New(code, msg).JSON())
-}
+func writeError(w http.ResponseWriter, code apierr.Code, msg string) { apierr.Write(w, code, msg) }
 
 // payloadTooLarge: a body over MaxBody (1 MiB), as edge.PayloadTooLarge.
 func payloadTooLarge(w http.ResponseWriter) {

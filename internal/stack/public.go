@@ -32,11 +32,11 @@ type public struct {
 
 func (p public) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(r.RequestURI) > origin.MaxURLBytes {
-		writeEnvelope(w, origin.CodeURLTooLong, "The request URL is longer than "+strconv.Itoa(origin.MaxURLBytes>>10)+" KiB; give the site as a short url (its home page, not a long deep link), then retry.")
+		apierr.Write(w, origin.CodeURLTooLong, "The request URL is longer than "+strconv.Itoa(origin.MaxURLBytes>>10)+" KiB; give the site as a short url (its home page, not a long deep link), then retry.")
 		return
 	}
 	if headerBytes(r) > origin.MaxHeaderBytes {
-		writeEnvelope(w, origin.CodeHeadersTooLarge, "The request headers are larger than "+strconv.Itoa(origin.MaxHeaderBytes>>10)+" KiB; drop large cookies or other oversized headers, then retry.")
+		apierr.Write(w, origin.CodeHeadersTooLarge, "The request headers are larger than "+strconv.Itoa(origin.MaxHeaderBytes>>10)+" KiB; drop large cookies or other oversized headers, then retry.")
 		return
 	}
 	if r.Body == nil || r.Body == http.NoBody {
@@ -57,16 +57,6 @@ func headerBytes(r *http.Request) int {
 		}
 	}
 	return n
-}
-
-func envelope(code apierr.Code, msg string) []byte { return apierr.New(code, msg).JSON() }
-
-func writeEnvelope(w http.ResponseWriter, code apierr.Code, msg string) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(code.Status())
-	w.Write(envelope(code, msg))
 }
 
 // timedBody notes an upload cut by the server's read timeout.
@@ -118,7 +108,7 @@ func (w *uploadTimeoutWriter) claim() bool {
 		delete(h, k)
 	}
 	h.Set("Connection", "close")
-	writeEnvelope(w.ResponseWriter, origin.CodeRequestTimeout,
+	apierr.Write(w.ResponseWriter, origin.CodeRequestTimeout,
 		"The request body did not arrive within about "+w.timeout.String()+" (a stalled or very slow upload); send the whole request at once, then retry.")
 	return false
 }
@@ -219,7 +209,7 @@ func asEnvelope(p []byte) ([]byte, bool) {
 	case bytes.Contains(body, []byte("invalid header")):
 		msg = "A header name or value contains characters HTTP does not allow; check the client, then retry."
 	}
-	env := envelope(code, msg)
+	env := apierr.New(code, msg).JSON()
 	out := make([]byte, 0, 256+len(env))
 	out = append(out, "HTTP/1.1 "...)
 	out = strconv.AppendInt(out, int64(status), 10)
