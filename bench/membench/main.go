@@ -107,7 +107,7 @@ func measure(kind string) {
 	// The previous kind's pages go back to the system, so each row starts
 	// from the same resident set.
 	debug.FreeOSMemory()
-	baseRSS := rssMB()
+	baseRSS := benchkit.RSSMB()
 	var peakRSS, peakHeap atomic.Int64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -117,7 +117,7 @@ func measure(kind string) {
 		t := time.NewTicker(5 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if r := int64(rssMB()); r > peakRSS.Load() {
+			if r := int64(benchkit.RSSMB()); r > peakRSS.Load() {
 				peakRSS.Store(r)
 			}
 			metrics.Read(sample)
@@ -174,17 +174,4 @@ func measure(kind string) {
 	sort.Strings(parts)
 	fmt.Printf("| %d concurrent scans of %s sites: peak RSS (scanner process; %d MB before) | < 1024 MB | %d MB (Go heap objects peak %d MB; %s; all done in %s, slowest scan %s) |\n",
 		*scans, kind, int(baseRSS), peakRSS.Load(), peakHeap.Load(), strings.Join(parts, ", "), took.Round(10*time.Millisecond), time.Duration(slowest.Load()).Round(10*time.Millisecond))
-}
-
-// rssMB is this process's current resident set in MiB.
-func rssMB() float64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			var kb float64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "%f", &kb)
-			return kb / 1024
-		}
-	}
-	return 0
 }

@@ -40,12 +40,18 @@ func Pct(d []time.Duration, p float64) time.Duration {
 }
 
 // PeakRSSMB is this process's peak resident set (VmHWM) in MiB.
-func PeakRSSMB() float64 {
+func PeakRSSMB() float64 { return statusMB("VmHWM:") }
+
+// RSSMB is this process's current resident set (VmRSS) in MiB.
+func RSSMB() float64 { return statusMB("VmRSS:") }
+
+// statusMB reads one kB field of /proc/self/status, in MiB (0 when absent).
+func statusMB(field string) float64 {
 	b, _ := os.ReadFile("/proc/self/status")
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
+		if strings.HasPrefix(l, field) {
 			var kb float64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")), "%f", &kb)
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, field)), "%f", &kb)
 			return kb / 1024
 		}
 	}
