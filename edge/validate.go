@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/edge/scanreq"
 )
 
 // The checks here run before a request is charged, so that a typo costs
@@ -23,9 +24,6 @@ import (
 // never stricter than the origin (FuzzScanURLNeverStricter), and the origin
 // still validates fully: a request that passes here and fails there (a
 // private address, a host IDNA rejects) is charged.
-
-// scanBodyMax is the origin's body limit for POST /api/scan (docs/api.md).
-const scanBodyMax = 64 << 10
 
 // Refusal is a 4xx answer decided at the edge, before anything is charged.
 type Refusal struct {
@@ -91,8 +89,8 @@ func checkScan(r *http.Request, body []byte) *Refusal {
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 			return &Refusal{Code: apierr.UnsupportedMedia, Message: "Send the body as JSON with Content-Type: application/json, e.g. {\"url\": \"https://example.com\"}."}
 		}
-		if len(body) > scanBodyMax {
-			return tooLarge(scanBodyMax)
+		if len(body) > scanreq.MaxBody {
+			return tooLarge(scanreq.MaxBody)
 		}
 		var req struct {
 			URL *string `json:"url"`
@@ -106,7 +104,7 @@ func checkScan(r *http.Request, body []byte) *Refusal {
 		if e := CheckScanURL(*req.URL); e != nil {
 			return e
 		}
-		if v, present := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; present && !validIdempotencyKey(v[0]) {
+		if v, present := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; present && !scanreq.ValidIdempotencyKey(v[0]) {
 			return &Refusal{Code: apierr.InvalidIdempotencyKey, Message: "Idempotency-Key must be 1–255 visible ASCII characters (a UUID is ideal)."}
 		}
 	}
@@ -125,18 +123,6 @@ func jsonProblem(err error) string {
 		return typ.Field + " must be a string"
 	}
 	return "the body must be a JSON object"
-}
-
-func validIdempotencyKey(k string) bool {
-	if len(k) == 0 || len(k) > 255 {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x21 || k[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // CheckScanURL is the edge's plausibility check of a scan's url: nil when the

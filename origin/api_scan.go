@@ -17,6 +17,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/report"
@@ -283,18 +284,6 @@ type scanRequest struct {
 	URL *string `json:"url"`
 }
 
-func validIdemKey(k string) bool {
-	if len(k) == 0 || len(k) > 255 {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x21 || k[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
 func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 	if mt, _, _ := mime.ParseMediaType(string(ctx.Request.Header.ContentType())); mt != "application/json" {
 		writeError(ctx, apiErr(415, CodeUnsupportedMedia, "Send the body as JSON with Content-Type: application/json, e.g. {\"url\": \"https://example.com\"}."))
@@ -323,7 +312,7 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	key := string(keys[0])
-	if len(keys) > 1 || !validIdemKey(key) {
+	if len(keys) > 1 || !scanreq.ValidIdempotencyKey(key) {
 		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be sent once, as 1–255 visible ASCII characters (a UUID is ideal)."))
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
@@ -94,7 +95,7 @@ func (c *Config) defaults() {
 		c.Heartbeat = 10 * time.Second
 	}
 	if c.MaxBody <= 0 {
-		c.MaxBody = 64 << 10
+		c.MaxBody = scanreq.MaxBody
 	}
 	if c.Version == "" {
 		c.Version = "1.0.0"

@@ -1,0 +1,21 @@
+// Package scanreq holds the syntax rules of a scan request that both the edge
+// (before it charges) and the origin (before it scans) enforce. It depends on
+// nothing, so the edge's WebAssembly builds and the origin can share it.
+package scanreq
+
+// MaxBody is the largest POST /api/scan body (docs/api.md): {"url": "…"}
+// needs a few hundred bytes.
+const MaxBody = 64 << 10
+
+// ValidIdempotencyKey reports a key of 1–255 visible ASCII characters.
+func ValidIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > 255 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
