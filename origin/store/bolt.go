@@ -16,11 +16,8 @@ import (
 )
 
 var (
-	bucketKV       = []byte("kv")
-	bucketMonitors = []byte("monitors")
-	bucketSchedule = []byte("schedule") // 8-byte due time (unix ns) + id → nil
-	bucketNextRun  = []byte("next")     // id → 8-byte due time
-	bucketHistory  = []byte("history")  // url → HistoryEntry JSON
+	bucketKV      = []byte("kv")
+	bucketHistory = []byte("history") // url → HistoryEntry JSON
 )
 
 // Embedded is the single-node backend: one bbolt file.
@@ -45,7 +42,7 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKV, bucketMonitors, bucketSchedule, bucketNextRun, bucketHistory} {
+		for _, b := range [][]byte{bucketKV, bucketZSets, bucketHistory} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -54,6 +51,9 @@ func OpenEmbedded(dir string) (*Embedded, error) {
 	})
 	if err == nil {
 		err = releaseDeadLeases(db)
+	}
+	if err == nil {
+		err = releaseDeadClaims(db)
 	}
 	if err != nil {
 		db.Close()
@@ -69,7 +69,7 @@ func (e *Embedded) Ping(ctx context.Context) error { return nil }
 func (e *Embedded) ScanCache() ScanCache           { return scanCache{e} }
 func (e *Embedded) Idempotency() Idempotency       { return idempotency{e} }
 func (e *Embedded) Screenshots() Screenshots       { return screenshots{e} }
-func (e *Embedded) Monitors() Monitors             { return boltMonitors{e.db} }
+func (e *Embedded) Monitors() Monitors             { return monitors{boltTx{e.db}} }
 func (e *Embedded) History() History               { return boltHistory{e.db} }
 func (e *Embedded) Close() error {
 	close(e.stop)
@@ -211,115 +211,6 @@ func releaseDeadLeases(db *bolt.DB) error {
 			}
 		}
 		return nil
-	})
-}
-
-type boltMonitors struct{ db *bolt.DB }
-
-func schedKey(at time.Time, id string) []byte {
-	k := make([]byte, 8+len(id))
-	binary.BigEndian.PutUint64(k, uint64(at.UnixNano()))
-	copy(k[8:], id)
-	return k
-}
-
-func reschedule(tx *bolt.Tx, id string, at time.Time) error {
-	next, sched := tx.Bucket(bucketNextRun), tx.Bucket(bucketSchedule)
-	if old := next.Get([]byte(id)); old != nil {
-		if err := sched.Delete(append(bytes.Clone(old), id...)); err != nil {
-			return err
-		}
-	}
-	k := schedKey(at, id)
-	if err := sched.Put(k, nil); err != nil {
-		return err
-	}
-	return next.Put([]byte(id), k[:8])
-}
-
-func (m boltMonitors) Create(_ context.Context, mon Monitor, first time.Time) error {
-	b, err := json.Marshal(mon)
-	if err != nil {
-		return err
-	}
-	return m.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMonitors).Get([]byte(mon.ID)) != nil {
-			return fmt.Errorf("monitor %s exists", mon.ID)
-		}
-		if err := tx.Bucket(bucketMonitors).Put([]byte(mon.ID), b); err != nil {
-			return err
-		}
-		return reschedule(tx, mon.ID, first)
-	})
-}
-
-func (m boltMonitors) Get(_ context.Context, id string) (Monitor, error) {
-	var mon Monitor
-	err := m.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketMonitors).Get([]byte(id))
-		if v == nil {
-			return ErrNotFound
-		}
-		return json.Unmarshal(v, &mon)
-	})
-	return mon, err
-}
-
-func (m boltMonitors) Update(_ context.Context, mon Monitor) error {
-	b, err := json.Marshal(mon)
-	if err != nil {
-		return err
-	}
-	return m.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMonitors).Get([]byte(mon.ID)) == nil {
-			return ErrNotFound
-		}
-		return tx.Bucket(bucketMonitors).Put([]byte(mon.ID), b)
-	})
-}
-
-func (m boltMonitors) Delete(_ context.Context, id string) error {
-	return m.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMonitors).Get([]byte(id)) == nil {
-			return ErrNotFound
-		}
-		if old := tx.Bucket(bucketNextRun).Get([]byte(id)); old != nil {
-			if err := tx.Bucket(bucketSchedule).Delete(append(bytes.Clone(old), id...)); err != nil {
-				return err
-			}
-		}
-		if err := tx.Bucket(bucketNextRun).Delete([]byte(id)); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMonitors).Delete([]byte(id))
-	})
-}
-
-func (m boltMonitors) Claim(_ context.Context, now time.Time, lease time.Duration, limit int) ([]string, error) {
-	if lease <= 0 {
-		return nil, errors.New("claim lease must be positive")
-	}
-	var ids []string
-	err := m.db.Update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketSchedule).Cursor()
-		limitKey := schedKey(now, "\xff")
-		for k, _ := c.First(); k != nil && bytes.Compare(k, limitKey) <= 0 && len(ids) < limit; k, _ = c.First() {
-			ids = append(ids, string(k[8:]))
-			if err := reschedule(tx, string(k[8:]), now.Add(lease)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return ids, err
-}
-
-func (m boltMonitors) Reschedule(_ context.Context, id string, at time.Time) error {
-	return m.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMonitors).Get([]byte(id)) == nil {
-			return ErrNotFound
-		}
-		return reschedule(tx, id, at)
 	})
 }
 

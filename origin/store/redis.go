@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -133,7 +132,7 @@ func (r *Redis) Ping(ctx context.Context) error {
 func (r *Redis) ScanCache() ScanCache     { return scanCache{r} }
 func (r *Redis) Idempotency() Idempotency { return idempotency{r} }
 func (r *Redis) Screenshots() Screenshots { return screenshots{r} }
-func (r *Redis) Monitors() Monitors       { return redisMonitors{r} }
+func (r *Redis) Monitors() Monitors       { return monitors{redisTx{r}} }
 func (r *Redis) History() History         { return redisHistory{r} }
 func (r *Redis) Close() error             { return r.c.Close() }
 
@@ -190,111 +189,6 @@ func (r *Redis) swapOwned(ctx context.Context, key, owner string, val []byte, tt
 		return err
 	})
 	return n == 1, err
-}
-
-type redisMonitors struct{ r *Redis }
-
-func (m redisMonitors) key(id string) string { return m.r.prefix + "monitor:" + id }
-func (m redisMonitors) sched() string        { return m.r.prefix + "monitors:schedule" }
-
-func (m redisMonitors) Create(ctx context.Context, mon Monitor, first time.Time) error {
-	b, err := json.Marshal(mon)
-	if err != nil {
-		return err
-	}
-	var created bool
-	err = m.r.do(ctx, func(ctx context.Context) (err error) {
-		if created, err = m.r.c.SetNX(ctx, m.key(mon.ID), b, 0).Result(); err != nil || !created {
-			return err
-		}
-		return m.r.c.ZAdd(ctx, m.sched(), redis.Z{Score: float64(first.UnixMilli()), Member: mon.ID}).Err()
-	})
-	if err == nil && !created {
-		return fmt.Errorf("monitor %s exists", mon.ID)
-	}
-	return err
-}
-
-func (m redisMonitors) Get(ctx context.Context, id string) (Monitor, error) {
-	var mon Monitor
-	var b []byte
-	err := m.r.do(ctx, func(ctx context.Context) (err error) {
-		b, err = m.r.c.Get(ctx, m.key(id)).Bytes()
-		return err
-	})
-	if errors.Is(err, redis.Nil) {
-		return mon, ErrNotFound
-	}
-	if err != nil {
-		return mon, err
-	}
-	return mon, json.Unmarshal(b, &mon)
-}
-
-func (m redisMonitors) Update(ctx context.Context, mon Monitor) error {
-	b, err := json.Marshal(mon)
-	if err != nil {
-		return err
-	}
-	var ok bool
-	err = m.r.do(ctx, func(ctx context.Context) (err error) {
-		ok, err = m.r.c.SetXX(ctx, m.key(mon.ID), b, redis.KeepTTL).Result()
-		return err
-	})
-	if err == nil && !ok {
-		return ErrNotFound
-	}
-	return err
-}
-
-func (m redisMonitors) Delete(ctx context.Context, id string) error {
-	var n int64
-	err := m.r.do(ctx, func(ctx context.Context) (err error) {
-		if n, err = m.r.c.Del(ctx, m.key(id)).Result(); err != nil {
-			return err
-		}
-		return m.r.c.ZRem(ctx, m.sched(), id).Err()
-	})
-	if err == nil && n == 0 {
-		return ErrNotFound
-	}
-	return err
-}
-
-// claimScript moves due members to now+lease in one atomic step.
-var claimScript = redis.NewScript(`
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[2], id) end
-return due`)
-
-func (m redisMonitors) Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]string, error) {
-	if lease <= 0 {
-		return nil, errors.New("claim lease must be positive")
-	}
-	var res []string
-	err := m.r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = claimScript.Run(ctx, m.r.c, []string{m.sched()},
-			strconv.FormatInt(now.UnixMilli(), 10), strconv.FormatInt(now.Add(lease).UnixMilli(), 10), limit).StringSlice()
-		return err
-	})
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	return res, err
-}
-
-func (m redisMonitors) Reschedule(ctx context.Context, id string, at time.Time) error {
-	var exists int64
-	err := m.r.do(ctx, func(ctx context.Context) (err error) {
-		if exists, err = m.r.c.Exists(ctx, m.key(id)).Result(); err != nil || exists == 0 {
-			return err
-		}
-		return m.r.c.ZAdd(ctx, m.sched(), redis.Z{Score: float64(at.UnixMilli()), Member: id}).Err()
-	})
-	if err == nil && exists == 0 {
-		return ErrNotFound
-	}
-	return err
 }
 
 // Open picks the backend: Redis when redisURL is set, else the embedded file under dataDir.

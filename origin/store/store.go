@@ -118,35 +118,6 @@ type Screenshots interface {
 	Put(ctx context.Context, url string, png []byte, capturedAt time.Time, ttl time.Duration) error
 }
 
-// Monitor is a scheduled re-scan with signed webhook deliveries.
-type Monitor struct {
-	ID          string    `json:"id"`
-	URL         string    `json:"url"`
-	CallbackURL string    `json:"callback_url"`
-	Interval    int64     `json:"interval_seconds"`
-	Events      []string  `json:"events"`
-	Secret      string    `json:"secret"`
-	Owner       string    `json:"owner"`
-	Created     time.Time `json:"created"`
-	LastScore   int       `json:"last_score"`
-	LastLevel   int       `json:"last_level"`
-	LastRun     time.Time `json:"last_run,omitzero"`
-}
-
-// Monitors stores monitors and the schedule of their next runs.
-type Monitors interface {
-	Create(ctx context.Context, m Monitor, firstRun time.Time) error
-	Get(ctx context.Context, id string) (Monitor, error)
-	Update(ctx context.Context, m Monitor) error
-	Delete(ctx context.Context, id string) error
-	// Claim returns up to limit monitors due at now and pushes each one's next
-	// run to now+lease, atomically: two claimers never receive the same monitor
-	// for the same due time.
-	Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]string, error)
-	// Reschedule sets a monitor's next run.
-	Reschedule(ctx context.Context, id string, at time.Time) error
-}
-
 // HistoryEntry is the latest scan outcome of one site, for the showcase.
 type HistoryEntry struct {
 	URL       string    `json:"url"`

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -61,8 +60,13 @@ func TestConformance(t *testing.T) {
 			t.Run("idempotency lifecycle", func(t *testing.T) { testIdempotency(t, open(t)) })
 			t.Run("concurrent put-if-absent", func(t *testing.T) { testConcurrentBegin(t, open(t)) })
 			t.Run("screenshots", func(t *testing.T) { testScreenshots(t, open(t)) })
-			t.Run("monitors", func(t *testing.T) { testMonitors(t, open(t)) })
-			t.Run("concurrent claims", func(t *testing.T) { testConcurrentClaims(t, open(t)) })
+			t.Run("monitors: create, quota, read, delete", func(t *testing.T) { testMonitorLifecycle(t, open(t)) })
+			t.Run("monitors: runs are claimed once and completed atomically", func(t *testing.T) { testMonitorRuns(t, open(t)) })
+			t.Run("monitors: concurrent claims", func(t *testing.T) { testConcurrentClaims(t, open(t)) })
+			t.Run("monitors: outbox attempts, retries, redelivery", func(t *testing.T) { testOutbox(t, open(t)) })
+			t.Run("monitors: 410 and repeated failures disable", func(t *testing.T) { testDisable(t, open(t)) })
+			t.Run("monitors: delete drops pending deliveries", func(t *testing.T) { testDeleteDropsOutbox(t, open(t)) })
+			t.Run("monitors: the delivery list keeps the newest", func(t *testing.T) { testIndexTrim(t, open(t)) })
 			t.Run("history ranking", func(t *testing.T) { testHistory(t, open(t)) })
 		})
 	}
@@ -248,101 +252,6 @@ func testScreenshots(t *testing.T, b Backend) {
 	})
 }
 
-func testMonitors(t *testing.T, b Backend) {
-	ctx := context.Background()
-	m := b.Monitors()
-	now := time.Now().Truncate(time.Millisecond)
-	mon := Monitor{ID: "mon_1", URL: "https://a.example/", CallbackURL: "https://hooks.example/x", Interval: 3600, Secret: "whsec_x", Created: now.UTC()}
-	if err := m.Create(ctx, mon, now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Create(ctx, mon, now); err == nil {
-		t.Error("creating the same id twice must fail")
-	}
-	got, err := m.Get(ctx, "mon_1")
-	if err != nil || got.URL != mon.URL || got.Secret != mon.Secret {
-		t.Fatalf("%+v %v", got, err)
-	}
-	got.LastScore = 77
-	if err := m.Update(ctx, got); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := m.Get(ctx, "mon_1"); got.LastScore != 77 {
-		t.Error("update lost")
-	}
-	if ids, _ := m.Claim(ctx, now, time.Minute, 10); len(ids) != 0 {
-		t.Errorf("claimed a monitor not yet due: %v", ids)
-	}
-	if ids, _ := m.Claim(ctx, now.Add(2*time.Hour), time.Minute, 10); len(ids) != 1 || ids[0] != "mon_1" {
-		t.Errorf("due monitor not claimed: %v", ids)
-	}
-	if ids, _ := m.Claim(ctx, now.Add(2*time.Hour), time.Minute, 10); len(ids) != 0 {
-		t.Errorf("claimed twice within the lease: %v", ids)
-	}
-	if err := m.Reschedule(ctx, "mon_1", now); err != nil {
-		t.Fatal(err)
-	}
-	if ids, _ := m.Claim(ctx, now, time.Minute, 10); len(ids) != 1 {
-		t.Errorf("rescheduled monitor: %v", ids)
-	}
-	if err := m.Delete(ctx, "mon_1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Get(ctx, "mon_1"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("after delete: %v", err)
-	}
-	if err := m.Delete(ctx, "mon_1"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("second delete: %v", err)
-	}
-	if ids, _ := m.Claim(ctx, now.Add(24*time.Hour), time.Minute, 10); len(ids) != 0 {
-		t.Errorf("a deleted monitor was claimed: %v", ids)
-	}
-}
-
-func testConcurrentClaims(t *testing.T, b Backend) {
-	ctx := context.Background()
-	m := b.Monitors()
-	now := time.Now()
-	for i := 0; i < 60; i++ {
-		if err := m.Create(ctx, Monitor{ID: fmt.Sprintf("mon_%02d", i), URL: "https://a.example/"}, now.Add(-time.Duration(i)*time.Second)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var mu sync.Mutex
-	var all []string
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ids, err := m.Claim(ctx, now, time.Hour, 4)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if len(ids) == 0 {
-					return
-				}
-				mu.Lock()
-				all = append(all, ids...)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	sort.Strings(all)
-	if len(all) != 60 {
-		t.Fatalf("%d claims for 60 due monitors", len(all))
-	}
-	for i := 1; i < len(all); i++ {
-		if all[i] == all[i-1] {
-			t.Fatalf("%s claimed twice", all[i])
-		}
-	}
-}
-
-// What the embedded backend acknowledged survives a restart.
 func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -353,7 +262,7 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	if _, err := OpenEmbedded(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte("in use")) {
 		t.Errorf("a second process on the same data directory: %v", err)
 	}
-	e.Monitors().Create(ctx, Monitor{ID: "mon_keep", URL: "https://a.example/"}, time.Now())
+	e.Monitors().Create(ctx, Monitor{ID: "mon_keep", URL: "https://a.example/", Quota: "q"}, time.Now(), 0)
 	e.ScanCache().Put(ctx, "https://a.example/", []byte("r"), time.Now(), time.Hour)
 	c, _, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute)
 	e.Idempotency().Complete(ctx, c, IdemRecord{Fingerprint: "f", Status: 200, Body: []byte("b")}, time.Hour)
@@ -371,7 +280,7 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	if _, err := e.Monitors().Get(ctx, "mon_keep"); err != nil {
 		t.Errorf("monitor lost: %v", err)
 	}
-	if ids, _ := e.Monitors().Claim(ctx, time.Now(), time.Minute, 5); len(ids) != 1 {
+	if ids, _ := e.Monitors().ClaimRuns(ctx, time.Now(), time.Minute, 5); len(ids) != 1 {
 		t.Errorf("schedule lost: %v", ids)
 	}
 	if r, _, err := e.ScanCache().Get(ctx, "https://a.example/"); err != nil || string(r) != "r" {
