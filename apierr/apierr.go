@@ -59,7 +59,15 @@ const (
 	BrowserUnavailable     Code = "browser_unavailable"
 	Busy                   Code = "busy"
 
-	InvalidPath        Code = "invalid_path"
+	InvalidPath Code = "invalid_path"
+	// Monitors
+	InvalidCallbackURL Code = "invalid_callback_url"
+	InvalidCadence     Code = "invalid_cadence"
+	CadenceTooShort    Code = "cadence_too_short"
+	InvalidEvents      Code = "invalid_events"
+	TooManyMonitors    Code = "too_many_monitors"
+	MonitorDisabled    Code = "monitor_disabled"
+	DeliveryInFlight   Code = "delivery_in_flight"
 	AllowanceExhausted Code = "allowance_exhausted"
 
 	// The token endpoint answers RFC 6749 §5.2 codes; their envelope's
@@ -113,6 +121,13 @@ var catalog = map[Code]info{
 	BrowserUnavailable:          {503, "Browser unavailable"},
 	Busy:                        {503, "Browser busy"},
 	InvalidPath:                 {400, "Invalid path"},
+	InvalidCallbackURL:          {400, "Invalid callback_url"},
+	InvalidCadence:              {400, "Invalid cadence"},
+	CadenceTooShort:             {400, "Cadence too short"},
+	InvalidEvents:               {400, "Invalid events"},
+	TooManyMonitors:             {400, "Too many monitors"},
+	MonitorDisabled:             {409, "Monitor disabled"},
+	DeliveryInFlight:            {409, "Delivery in progress"},
 	AllowanceExhausted:          {429, "Daily allowance used up"},
 	OAuthInvalidRequest:         {400, "invalid_request"},
 	OAuthUnsupportedGrantType:   {400, "unsupported_grant_type"},

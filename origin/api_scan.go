@@ -304,11 +304,21 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
+	s.idempotent(ctx, body, func() { s.finishPost(ctx, url) })
+}
+
+// idempotent runs handle under the request's Idempotency-Key, if it has one:
+// the first request with a key runs and its answer is kept for
+// IdempotencyTTL; a retry with the same key and body gets that answer again
+// (Idempotent-Replayed: true) instead of running twice. Keys are scoped to
+// the caller, and the fingerprint covers the method and path too, so one
+// key cannot replay another endpoint's answer.
+func (s *Server) idempotent(ctx *fasthttp.RequestCtx, body []byte, handle func()) {
 	// Present-but-empty is not absent: a client that meant to send a key and
 	// sent none must hear so, not get an unprotected retry.
 	keys := ctx.Request.Header.PeekAll("Idempotency-Key")
 	if len(keys) == 0 {
-		s.finishPost(ctx, url)
+		handle()
 		return
 	}
 	key := string(keys[0])
@@ -316,8 +326,13 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be sent once, as 1–255 visible ASCII characters (a UUID is ideal)."))
 		return
 	}
-	sum := sha256.Sum256(body)
-	fp := hex.EncodeToString(sum[:])
+	h := sha256.New()
+	h.Write(ctx.Method())
+	h.Write([]byte(" "))
+	h.Write(ctx.Path())
+	h.Write([]byte("\n"))
+	h.Write(body)
+	fp := hex.EncodeToString(h.Sum(nil))
 	// Scoped to the caller, not the socket: behind the edge every request
 	// comes from the edge's address.
 	scope := s.caller(ctx).Key()
@@ -332,7 +347,7 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 	if claim == nil {
 		switch {
 		case existing.Fingerprint != fp:
-			writeError(ctx, apiErr(422, CodeIdemKeyReused, "This Idempotency-Key was used with a different request body; use a new key for a new request."))
+			writeError(ctx, apiErr(422, CodeIdemKeyReused, "This Idempotency-Key was used with a different request (body, method or path); use a new key for a new request."))
 		case existing.State == store.IdemInFlight:
 			e := apiErr(409, CodeIdemInFlight, "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds (the stored response is replayed once it is done).")
 			e.RetryAfter = leaseLeft(existing.Expires, time.Now())
@@ -349,7 +364,7 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	stopRenewing := s.renewLease(idem, claim)
-	s.finishPost(ctx, url)
+	handle()
 	stopRenewing()
 	status := ctx.Response.StatusCode()
 	bg, cancel := context.WithTimeout(context.Background(), 2*time.Second) // even while draining: the response went out
@@ -360,7 +375,7 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 	}
 	rec := store.IdemRecord{Fingerprint: fp, Status: status, Body: append([]byte(nil), ctx.Response.Body()...), Created: time.Now().UTC(),
 		Header: map[string]string{"Content-Type": string(ctx.Response.Header.ContentType())}}
-	for _, h := range []string{"X-Cache", "X-Scanned-At"} {
+	for _, h := range []string{"X-Cache", "X-Scanned-At", "Location"} {
 		if v := ctx.Response.Header.Peek(h); len(v) > 0 {
 			rec.Header[h] = string(v)
 		}

@@ -150,8 +150,10 @@ func stateBackends(t *testing.T) map[string]func(t *testing.T) store.Backend {
 	return m
 }
 
+// fingerprint is what the origin keys a POST /api/scan body on: the method
+// and path, then the body.
 func fingerprint(body string) string {
-	sum := sha256.Sum256([]byte(body))
+	sum := sha256.Sum256([]byte("POST /api/scan\n" + body))
 	return hex.EncodeToString(sum[:])
 }
 

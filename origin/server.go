@@ -28,6 +28,7 @@ import (
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/mcpserver"
+	"github.com/agentready/agentready/origin/monitor"
 	"github.com/agentready/agentready/origin/store"
 )
 
@@ -61,6 +62,9 @@ type Config struct {
 	// IdempotencyLease is how long a key stays held after its request's
 	// last renewal (10 s): what a dead holder costs a retrying client.
 	IdempotencyLease time.Duration
+	// Monitors tunes scheduled scans and webhook deliveries (monitor.FromEnv).
+	// AllowPrivate above applies to their targets and callbacks too.
+	Monitors monitor.Config
 }
 
 // Request size limits. The public edge applies the same URL and header
@@ -128,6 +132,10 @@ type Server struct {
 	mcp     *mcpserver.Server
 	mcpHTTP fasthttp.RequestHandler
 	shots   *shooter
+
+	monitors     *monitor.Service
+	monitorsOnce sync.Once
+	monitorsDone chan struct{} // closed when the monitor loops have stopped
 }
 
 // New builds a server over a store backend and a scanner.
@@ -180,6 +188,34 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 	}
 	s.mcp, s.mcpHTTP = ms, fasthttpadaptor.NewFastHTTPHandler(ms.Handler())
 	s.shots = newShooter(s)
+	mc := cfg.Monitors
+	mc.AllowPrivate = mc.AllowPrivate || cfg.AllowPrivate
+	s.monitors = monitor.New(mc, monitor.Deps{
+		Store: st.Monitors(),
+		ValidateURL: func(raw string) (string, error) {
+			u, aerr := s.scans.validateURL(raw)
+			if aerr != nil {
+				return "", errors.New(strings.TrimSuffix(strings.TrimPrefix(aerr.Message, "url: "), "."))
+			}
+			return u, nil
+		},
+		// Scheduled runs scan afresh through the one scan path (they join a
+		// flight already scanning the site), from the monitor service's own
+		// share of workers (monitor.Config.Workers).
+		Scan: func(ctx context.Context, url string) (*report.Result, []byte, error) {
+			res, err := s.scans.scan(ctx, url, true, nil)
+			if err != nil {
+				aerr := toAPIError(err)
+				if aerr.Status >= 500 {
+					return nil, nil, fmt.Errorf("%w: %s", monitor.ErrTryLater, aerr.Message)
+				}
+				return nil, nil, errors.New(aerr.Message)
+			}
+			r, err := res.result()
+			return r, res.raw, err
+		},
+	})
+	s.monitorsDone = make(chan struct{})
 	s.scans.shoot = s.shots.afterScan
 	s.srv = &fasthttp.Server{
 		Handler:            s.Handle,
@@ -265,6 +301,7 @@ func sizeError(ctx *fasthttp.RequestCtx) *APIError {
 // Serve accepts connections on ln until Shutdown, at most MaxConnsPerIP
 // from one (non-loopback, unless CapLoopback) client address at a time.
 func (s *Server) Serve(ln net.Listener) error {
+	s.startMonitors()
 	return s.srv.Serve(connlimit.Wrap(ln, s.cfg.MaxConnsPerIP, s.cfg.CapLoopback))
 }
 
@@ -274,6 +311,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.once.Do(func() { close(s.closing) })
 	err := s.srv.ShutdownWithContext(ctx)
 	s.stopAll()
+	s.monitorsOnce.Do(func() { close(s.monitorsDone) }) // never started: nothing to wait for
+	<-s.monitorsDone
 	s.scans.persist.Wait() // the store is closed after Shutdown returns
 	s.shots.close()
 	if err != nil {
@@ -283,6 +322,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = s.srv.ShutdownWithContext(c)
 	}
 	return err
+}
+
+// startMonitors runs the scheduled scans and webhook deliveries until
+// Shutdown; every origin sharing a store runs them, and the store's leases
+// share the work out.
+func (s *Server) startMonitors() {
+	s.monitorsOnce.Do(func() {
+		go func() {
+			defer close(s.monitorsDone)
+			s.monitors.Run(s.base)
+		}()
+	})
 }
 
 func (s *Server) draining() bool {
@@ -380,6 +431,9 @@ func (s *Server) route(path string) route {
 	case "/api/badge", "/api/agent/token", "/.well-known/api-catalog", "/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource":
 		return route{path, map[string]func(*fasthttp.RequestCtx){"GET": edgeOnly, "HEAD": edgeOnly, "POST": edgeOnly}}
 	}
+	if r, ok := s.monitorRoute(path); ok {
+		return r
+	}
 	if name, methods, ok := planned(path); ok {
 		r := route{name, map[string]func(*fasthttp.RequestCtx){}}
 		for _, m := range methods {
@@ -394,16 +448,8 @@ func (s *Server) route(path string) route {
 // 501 with a clear envelope until they are (and /openapi.json marks them).
 func planned(path string) (string, []string, bool) {
 	switch path {
-	case "/api/v1/scan-gateway", "/api/monitors":
+	case "/api/v1/scan-gateway":
 		return path, []string{"POST"}, true
-	}
-	if rest, ok := strings.CutPrefix(path, "/api/monitors/"); ok && rest != "" {
-		if strings.HasSuffix(rest, "/test") {
-			return "/api/monitors/{id}/test", []string{"POST"}, true
-		}
-		if !strings.Contains(rest, "/") {
-			return "/api/monitors/{id}", []string{"GET", "DELETE"}, true
-		}
 	}
 	return "", nil, false
 }

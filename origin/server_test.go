@@ -486,8 +486,9 @@ func TestRoutesAndOperations(t *testing.T) {
 		{"GET", "/api/badge?url=example.com", 421, "served_by_edge"},
 		{"POST", "/api/agent/token", 421, "served_by_edge"},
 		{"GET", "/.well-known/oauth-protected-resource", 421, "served_by_edge"},
-		{"GET", "/api/monitors/mon_1", 501, "not_implemented"},
-		{"POST", "/api/monitors/mon_1/test", 501, "not_implemented"},
+		{"GET", "/api/monitors/mon_1", 404, "not_found"},
+		{"POST", "/api/monitors/mon_1/test", 404, "not_found"},
+		{"POST", "/api/v1/scan-gateway", 501, "not_implemented"},
 		{"GET", "/nope", 404, "not_found"},
 		{"DELETE", "/api/scan", 405, "method_not_allowed"},
 	} {

@@ -25,6 +25,7 @@ import (
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
+	"github.com/agentready/agentready/origin/monitor"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/wasm"
 	"github.com/valyala/fasthttp/fasthttputil"
@@ -130,6 +131,13 @@ func Start(o Options) (*Stack, error) {
 		}
 	}
 	o.Origin.AllowPrivate = o.AllowPrivate
+	if o.Origin.Monitors.MinCadence == 0 {
+		mc, err := monitor.FromEnv(o.Env)
+		if err != nil {
+			return nil, err
+		}
+		o.Origin.Monitors = mc
+	}
 	o.Origin.EdgeSecret = cfg.IdentitySecret
 	o.Origin.TokenKeys = cfg.TokenKeys
 	o.Origin.Allowances = cfg.Allowances

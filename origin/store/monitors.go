@@ -28,6 +28,7 @@ type Monitor struct {
 	Owner   string    `json:"owner,omitempty"`
 	Quota   string    `json:"quota"`
 	Created time.Time `json:"created"`
+	BaseURL string    `json:"base_url"` // the public base URL it was created on: report links are built on it
 
 	Run      RunState      `json:"-"`
 	Delivery DeliveryState `json:"-"`

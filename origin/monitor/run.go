@@ -1,0 +1,225 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/agentready/agentready/origin/store"
+	"github.com/agentready/agentready/webhook"
+)
+
+// Run claims and runs due scans and deliveries until ctx is done, then waits
+// for the work in hand: a run whose scan was cut short is handed back to the
+// schedule, a delivery attempt in flight finishes (bounded by Timeout).
+func (s *Service) Run(ctx context.Context) {
+	s.wg.Add(2)
+	go s.loop(ctx, s.cfg.Workers, s.runKick, s.claimRuns)
+	go s.loop(ctx, s.cfg.Senders, s.kick, s.claimDeliveries)
+	s.wg.Wait()
+}
+
+// job is one claimed piece of work.
+type job func(ctx context.Context)
+
+// loop keeps up to slots jobs going: it claims as many as are free, and
+// asks again when one finishes, when kicked, or after a poll.
+func (s *Service) loop(ctx context.Context, slots int, kick chan struct{}, claim func(ctx context.Context, free int) []job) {
+	defer s.wg.Done()
+	freed := make(chan struct{}, slots)
+	running := 0
+	timer := time.NewTimer(s.cfg.Poll)
+	defer timer.Stop()
+	for {
+		if ctx.Err() == nil && running < slots {
+			jobs := claim(ctx, slots-running)
+			for _, j := range jobs {
+				running++
+				go func() {
+					defer func() { freed <- struct{}{} }()
+					j(ctx)
+				}()
+			}
+			if len(jobs) > 0 && running < slots {
+				continue // a full batch: more may be due
+			}
+		}
+		timer.Reset(s.cfg.Poll)
+		select {
+		case <-ctx.Done():
+			for ; running > 0; running-- {
+				<-freed
+			}
+			return
+		case <-freed:
+			running--
+		case <-kick:
+		case <-timer.C:
+		}
+	}
+}
+
+// storeCtx bounds a store call made on behalf of claimed work; it survives
+// the loop's cancellation so that work cut short is still handed back.
+func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+}
+
+func (s *Service) claimRuns(ctx context.Context, free int) []job {
+	claims, err := s.deps.Store.ClaimRuns(ctx, s.cfg.Now(), s.cfg.RunLease, free)
+	if err != nil {
+		if ctx.Err() == nil {
+			slog.Warn("monitors: claiming due runs failed; retrying at the next poll", "err", err)
+		}
+		return nil
+	}
+	jobs := make([]job, len(claims))
+	for i, c := range claims {
+		jobs[i] = func(ctx context.Context) { s.runOne(ctx, c) }
+	}
+	return jobs
+}
+
+// nextRun keeps a monitor on its cadence: the slot after due, unless the
+// schedule fell more than a whole cadence behind (the service was down),
+// when the missed slots are coalesced into one run now.
+func nextRun(due time.Time, interval time.Duration, now time.Time) time.Time {
+	next := due.Add(interval)
+	if behind := now.Sub(next); behind > interval {
+		next = next.Add(behind / interval * interval)
+	}
+	return next
+}
+
+// runOne scans a claimed monitor and commits the outcome with its events.
+func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
+	m, err := s.deps.Store.Get(ctx, c.MonitorID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) { // deleted: its claim went with it
+			s.release(ctx, c, 5*time.Second)
+		}
+		return
+	}
+	res, raw, err := s.deps.Scan(ctx, m.URL)
+	now := s.cfg.Now()
+	if err != nil && (errors.Is(err, ErrTryLater) || ctx.Err() != nil) {
+		s.release(ctx, c, 5*time.Second)
+		return
+	}
+	st := m.Run
+	st.Runs++
+	st.LastRun, st.LastScheduled = now.UTC(), c.Due
+	next := nextRun(c.Due, m.Interval, now)
+	wctx, cancel := storeCtx(ctx)
+	defer cancel()
+	if err != nil {
+		// The site did not answer: that is this run's outcome. No event
+		// carries it (both event types describe a report); GET shows it.
+		st.Error = err.Error()
+		s.complete(wctx, c, st, next, nil, nil)
+		return
+	}
+	st.Error = ""
+	reportID, err := webhook.NewID("rep")
+	if err != nil {
+		s.release(ctx, c, 5*time.Second)
+		return
+	}
+	prev := st
+	st.Baseline, st.Score, st.Level, st.Grade, st.LevelName, st.ReportID = true, res.Score.Value, res.CurrentLevel, res.Score.Grade, res.Score.LevelName, reportID
+	data := webhook.Data{URL: m.URL, Score: st.Score, Grade: st.Grade, Level: st.Level, LevelName: st.LevelName,
+		ReportURL: ReportURL(m, reportID), ScheduledFor: c.Due}
+	if prev.Baseline {
+		data.Previous = &webhook.Previous{Score: prev.Score, Level: prev.Level}
+	}
+	var deliveries []store.Delivery
+	for _, typ := range m.Events {
+		if typ == webhook.EventScoreChanged && (!prev.Baseline || (prev.Score == st.Score && prev.Level == st.Level)) {
+			continue // the first run sets the baseline; after it, only a move is news
+		}
+		d, err := s.delivery(m, typ, data, now)
+		if err != nil {
+			s.release(ctx, c, 5*time.Second)
+			return
+		}
+		deliveries = append(deliveries, d)
+	}
+	s.complete(wctx, c, st, next, raw, deliveries)
+}
+
+func (s *Service) complete(ctx context.Context, c store.RunClaim, st store.RunState, next time.Time, raw []byte, deliveries []store.Delivery) {
+	err := s.deps.Store.CompleteRun(ctx, c, st, next, raw, s.cfg.ReportTTL, deliveries)
+	switch {
+	case err == nil:
+		if len(deliveries) > 0 {
+			nudge(s.kick)
+		}
+	case errors.Is(err, store.ErrLeaseLost), errors.Is(err, store.ErrNotFound):
+		// Another origin took the run over (this one was too slow), or the
+		// monitor was deleted: the other outcome stands.
+	default:
+		// Not recorded: the lease runs out and the run is done again.
+		slog.Warn("monitors: recording a run failed; it will run again when its lease ends", "monitor", c.MonitorID, "err", err)
+	}
+}
+
+func (s *Service) release(ctx context.Context, c store.RunClaim, after time.Duration) {
+	wctx, cancel := storeCtx(ctx)
+	defer cancel()
+	_ = s.deps.Store.ReleaseRun(wctx, c, s.cfg.Now().Add(after))
+}
+
+func (s *Service) delivery(m store.Monitor, typ string, data webhook.Data, now time.Time) (store.Delivery, error) {
+	id, err := webhook.NewID("evt")
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	body, err := json.Marshal(webhook.Event{ID: id, Type: typ, CreatedAt: now.UTC(), MonitorID: m.ID, Data: data})
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	return store.Delivery{ID: id, MonitorID: m.ID, Type: typ, Payload: body, Created: now.UTC(), Status: store.DeliveryPending,
+		NextAttempt: now.UTC(), Scheduled: true}, nil
+}
+
+func (s *Service) claimDeliveries(ctx context.Context, free int) []job {
+	claims, err := s.deps.Store.ClaimDeliveries(ctx, s.cfg.Now(), s.cfg.deliveryLease(), free)
+	if err != nil && ctx.Err() == nil {
+		slog.Warn("monitors: claiming due deliveries failed; retrying at the next poll", "err", err)
+	}
+	jobs := make([]job, len(claims))
+	for i, c := range claims {
+		jobs[i] = func(ctx context.Context) { s.deliverOne(ctx, c) }
+	}
+	return jobs
+}
+
+// deliverOne makes one attempt of a claimed delivery and records it. The
+// attempt is not cut short by shutdown: it is bounded by Timeout, and an
+// attempt abandoned midway would be sent again by another origin anyway.
+func (s *Service) deliverOne(ctx context.Context, c store.DeliveryClaim) {
+	ctx = context.WithoutCancel(ctx)
+	a := store.Attempt{At: s.cfg.Now(), MaxFailures: s.cfg.MaxFailures}
+	if c.Cancel != "" {
+		a.Canceled = c.Cancel
+	} else {
+		out := s.sender.send(ctx, c.Monitor, c.Delivery, a.At)
+		a.Code, a.Error, a.Latency, a.Delivered, a.Gone = out.code, out.err, out.latency, out.delivered(), out.code == 410
+		if !a.Delivered && !a.Gone {
+			if n := c.Delivery.Attempts; n < len(s.cfg.Retries) {
+				wait := s.jittered(s.cfg.Retries[n])
+				if out.retryAfter > wait && out.retryAfter <= time.Hour {
+					wait = out.retryAfter
+				}
+				a.RetryAt = s.cfg.Now().Add(wait)
+			}
+		}
+	}
+	wctx, cancel := storeCtx(ctx)
+	defer cancel()
+	if _, err := s.deps.Store.FinishAttempt(wctx, c, a); err != nil && !errors.Is(err, store.ErrLeaseLost) && !errors.Is(err, store.ErrNotFound) {
+		slog.Warn("monitors: recording a delivery attempt failed; it will be attempted again when its lease ends", "delivery", c.Delivery.ID, "err", err)
+	}
+}

@@ -1,0 +1,105 @@
+package monitor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/origin/store"
+	"github.com/agentready/agentready/webhook"
+)
+
+// sender posts deliveries through the scanner's address guard: the callback
+// host is resolved and checked at every dial, redirects are not followed.
+type sender struct {
+	client  *http.Client
+	policy  fetch.AddressPolicy
+	timeout time.Duration
+}
+
+// UserAgent identifies deliveries to receivers.
+const UserAgent = "agentready-webhooks/1.0 (+https://github.com/agentready/agentready/blob/main/docs/webhooks.md)"
+
+func newSender(cfg Config) *sender {
+	// Receivers listen on any port (8443, 3000 behind a tunnel…); the
+	// address rules are what keep deliveries off internal networks.
+	policy := fetch.AddressPolicy{AllowPrivate: cfg.AllowPrivate, AllowAnyPort: true}
+	tr := &http.Transport{
+		DialContext:           fetch.GuardedDial(policy.CheckAddrPort, nil, cfg.Timeout),
+		TLSHandshakeTimeout:   cfg.Timeout,
+		ResponseHeaderTimeout: cfg.Timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+		ForceAttemptHTTP2:     true,
+		Proxy:                 nil, // a proxy would dial for us, past the guard
+	}
+	return &sender{policy: policy, timeout: cfg.Timeout, client: &http.Client{
+		Transport:     tr,
+		Timeout:       cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+type outcome struct {
+	code       int
+	err        string
+	latency    time.Duration
+	retryAfter time.Duration
+}
+
+func (o outcome) delivered() bool { return o.code >= 200 && o.code < 300 }
+
+// send makes one attempt: sign with this attempt's time, post, read a little
+// of the answer (so the connection can be reused), classify.
+func (s *sender) send(ctx context.Context, m store.Monitor, d store.Delivery, at time.Time) outcome {
+	h, err := webhook.Sign(m.Secret, d.ID, at, d.Payload)
+	if err != nil {
+		return outcome{err: "the monitor's secret cannot sign (" + err.Error() + ")"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.CallbackURL, bytes.NewReader(d.Payload))
+	if err != nil {
+		return outcome{err: "the callback URL cannot be requested"}
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set(webhook.HeaderEvent, d.Type)
+	start := time.Now()
+	resp, err := s.client.Do(req)
+	lat := time.Since(start)
+	if err != nil {
+		return outcome{err: s.describe(err), latency: lat}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	o := outcome{code: resp.StatusCode, latency: lat}
+	if !o.delivered() {
+		o.err = "the receiver answered " + strconv.Itoa(resp.StatusCode)
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			o.err += " (redirects are not followed: give the final URL as callback_url)"
+		}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			o.retryAfter = time.Duration(secs) * time.Second
+		}
+	}
+	return o
+}
+
+// describe says why an attempt got no answer, in words that name neither
+// our network nor a library.
+func (s *sender) describe(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "no answer within " + s.timeout.String()
+	}
+	return fetch.Describe(err)
+}

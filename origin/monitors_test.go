@@ -1,0 +1,371 @@
+package origin_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/origin"
+	"github.com/agentready/agentready/origin/monitor"
+	"github.com/agentready/agentready/webhook"
+)
+
+// received is one delivery as a receiver saw it.
+type received struct {
+	path   string
+	header http.Header
+	body   []byte
+	at     time.Time
+	event  webhook.Event
+	status int // what the receiver answered
+}
+
+// receiver is a webhook endpoint on loopback that records every delivery
+// and answers what answer says (200 when it says 0).
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	got    []received
+	answer func(path string, ev webhook.Event, seen int) int
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var ev webhook.Event
+		_ = json.Unmarshal(body, &ev)
+		r.mu.Lock()
+		seen := 0
+		for _, g := range r.got {
+			if g.event.ID == ev.ID {
+				seen++
+			}
+		}
+		status := 200
+		if r.answer != nil {
+			if s := r.answer(req.URL.Path, ev, seen); s != 0 {
+				status = s
+			}
+		}
+		r.got = append(r.got, received{path: req.URL.Path, header: req.Header.Clone(), body: body, at: time.Now(), event: ev, status: status})
+		r.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) setAnswer(f func(path string, ev webhook.Event, seen int) int) {
+	r.mu.Lock()
+	r.answer = f
+	r.mu.Unlock()
+}
+
+// find returns the deliveries to path that match.
+func (r *receiver) find(path string, match func(received) bool) []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []received
+	for _, g := range r.got {
+		if g.path == path && (match == nil || match(g)) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// togglingSite is a site whose agent readiness improves when better is set:
+// it then publishes llms.txt and robots.txt.
+func togglingSite(t *testing.T) (url string, better *atomic.Bool) {
+	better = &atomic.Bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, `<!doctype html><html lang="en"><head><title>Toggle</title><meta name="description" content="A site that gets better."></head><body><main><h1>Toggle</h1><p>Hello.</p></main></body></html>`)
+		case better.Load() && r.URL.Path == "/llms.txt":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "# Toggle\n\n> A site that gets better.\n\n## Docs\n\n- [Home](/): the home page\n")
+		case better.Load() && r.URL.Path == "/robots.txt":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "User-agent: *\nAllow: /\n\nUser-agent: GPTBot\nAllow: /\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, better
+}
+
+func fastMonitors() monitor.Config {
+	return monitor.Config{MinCadence: 200 * time.Millisecond, Poll: 20 * time.Millisecond, Retries: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond},
+		Jitter: -1, Timeout: 2 * time.Second, MaxFailures: 50}
+}
+
+func createMonitor(t *testing.T, o *testOrigin, body string, hdr ...string) (int, map[string]any, http.Header) {
+	t.Helper()
+	resp, b := post(t, nil, o.URL+"/api/monitors", "application/json", body, hdr...)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return resp.StatusCode, m, resp.Header
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	eventually(t, what, 15*time.Second, cond)
+}
+
+// A monitor end to end on one origin: the first run sets the baseline
+// (scan.completed, no score.changed), a change of the site sends
+// score.changed with the previous score, every delivery verifies with our
+// package and with the official Standard Webhooks library, report_url
+// answers the report the event describes, a failed attempt is retried with
+// the same webhook-id, a test delivery reports the receiver's answer, 410
+// disables the monitor, and DELETE stops everything.
+func TestMonitorEndToEnd(t *testing.T) {
+	o := startOrigin(t, origin.Config{Monitors: fastMonitors()}, nil)
+	siteURL, better := togglingSite(t)
+	recv := newReceiver(t)
+
+	status, m, hdr := createMonitor(t, o, `{"url":"`+siteURL+`","callback_url":"`+recv.srv.URL+`/a","cadence":"300ms"}`, "Idempotency-Key", "create-a")
+	if status != 201 || hdr.Get("Location") != o.URL+"/api/monitors/"+m["id"].(string) {
+		t.Fatalf("create: %d %v Location %q", status, m, hdr.Get("Location"))
+	}
+	id, secret := m["id"].(string), m["secret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") || m["status"] != "active" || m["cadence"] != "300ms" {
+		t.Errorf("created record: %v", m)
+	}
+	// The same key and body: the same monitor, not a second one.
+	status, again, hdr := createMonitor(t, o, `{"url":"`+siteURL+`","callback_url":"`+recv.srv.URL+`/a","cadence":"300ms"}`, "Idempotency-Key", "create-a")
+	if status != 201 || again["id"] != id || hdr.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replayed create: %d %v", status, again)
+	}
+	resp, b := get(t, o.URL+"/api/monitors/"+id)
+	if resp.StatusCode != 200 || strings.Contains(string(b), secret) || strings.Contains(string(b), `"secret"`) {
+		t.Errorf("GET shows the secret or fails: %d %s", resp.StatusCode, b)
+	}
+
+	completed := func(r received) bool { return r.event.Type == webhook.EventScanCompleted && !r.event.Test }
+	waitFor(t, "the first scan.completed", func() bool { return len(recv.find("/a", completed)) >= 1 })
+	first := recv.find("/a", completed)[0]
+	if first.event.MonitorID != id || first.event.Data.Previous != nil || first.event.Data.URL != siteURL+"/" || first.event.Data.ScheduledFor.IsZero() {
+		t.Errorf("first event: %+v", first.event)
+	}
+	if err := webhook.Verify(secret, first.header, first.body, first.at); err != nil {
+		t.Errorf("our verifier refuses a real delivery: %v", err)
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wh.Verify(first.body, first.header); err != nil {
+		t.Errorf("the official Standard Webhooks library refuses a real delivery: %v", err)
+	}
+	if first.header.Get("webhook-id") != first.event.ID || first.header.Get(webhook.HeaderEvent) != webhook.EventScanCompleted {
+		t.Errorf("headers: %v", first.header)
+	}
+	if err := webhook.Verify(secret, first.header, append([]byte(" "), first.body...), first.at); err == nil {
+		t.Error("a tampered body verifies")
+	}
+	resp, b = get(t, first.event.Data.ReportURL)
+	var rep struct {
+		URL   string `json:"url"`
+		Score struct {
+			Value int `json:"value"`
+		} `json:"score"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil || rep.Score.Value != first.event.Data.Score || rep.URL != first.event.Data.URL {
+		t.Errorf("report_url %s: %d, score %d, event says %d", first.event.Data.ReportURL, resp.StatusCode, rep.Score.Value, first.event.Data.Score)
+	}
+	if n := len(recv.find("/a", func(r received) bool { return r.event.Type == webhook.EventScoreChanged })); n != 0 {
+		t.Errorf("%d score.changed before the site changed (the first run only sets the baseline)", n)
+	}
+
+	better.Store(true)
+	changed := func(r received) bool { return r.event.Type == webhook.EventScoreChanged }
+	waitFor(t, "score.changed after the site improved", func() bool { return len(recv.find("/a", changed)) >= 1 })
+	ch := recv.find("/a", changed)[0]
+	if ch.event.Data.Previous == nil || ch.event.Data.Previous.Score != first.event.Data.Score || ch.event.Data.Score <= first.event.Data.Score {
+		t.Errorf("score.changed: %+v (first score %d)", ch.event.Data, first.event.Data.Score)
+	}
+	n := len(recv.find("/a", completed))
+	waitFor(t, "two more runs after the change", func() bool { return len(recv.find("/a", completed)) >= n+2 })
+	if n := len(recv.find("/a", changed)); n != 1 {
+		t.Errorf("%d score.changed for one change", n)
+	}
+
+	// The next delivery fails once: it comes again with the same webhook-id.
+	var failedID atomic.Value
+	recv.setAnswer(func(path string, ev webhook.Event, seen int) int {
+		if path != "/a" || ev.Test {
+			return 0
+		}
+		if failedID.Load() == nil {
+			failedID.Store(ev.ID)
+		}
+		if failedID.Load() == ev.ID && seen == 0 {
+			return 503
+		}
+		return 0
+	})
+	waitFor(t, "the retry of a failed delivery", func() bool {
+		id, _ := failedID.Load().(string)
+		return id != "" && len(recv.find("/a", func(r received) bool { return r.event.ID == id })) >= 2
+	})
+	retried := recv.find("/a", func(r received) bool { return r.event.ID == failedID.Load() })
+	if retried[0].status != 503 || retried[1].status != 200 || retried[0].header.Get("webhook-id") != retried[1].header.Get("webhook-id") {
+		t.Errorf("retry: statuses %d, %d; ids %q, %q", retried[0].status, retried[1].status, retried[0].header.Get("webhook-id"), retried[1].header.Get("webhook-id"))
+	}
+	waitFor(t, "the delivery list shows the retried delivery delivered", func() bool {
+		_, b := get(t, o.URL+"/api/monitors/"+id+"/deliveries?limit=100")
+		var list struct {
+			Deliveries []struct {
+				ID       string `json:"id"`
+				Status   string `json:"status"`
+				Attempts int    `json:"attempts"`
+			} `json:"deliveries"`
+		}
+		_ = json.Unmarshal(b, &list)
+		for _, d := range list.Deliveries {
+			if d.ID == failedID.Load() {
+				return d.Status == "delivered" && d.Attempts == 2
+			}
+		}
+		return false
+	})
+
+	// A test delivery answers with what the receiver said.
+	recv.setAnswer(func(path string, ev webhook.Event, seen int) int {
+		if ev.Test {
+			return 418
+		}
+		return 0
+	})
+	resp, b = post(t, nil, o.URL+"/api/monitors/"+id+"/test", "", "")
+	var tr monitor.TestResult
+	if resp.StatusCode != 200 || json.Unmarshal(b, &tr) != nil || tr.Delivered || tr.StatusCode != 418 || tr.DeliveryID == "" {
+		t.Errorf("test delivery: %d %s", resp.StatusCode, b)
+	}
+	if sample := recv.find("/a", func(r received) bool { return r.event.ID == tr.DeliveryID }); len(sample) != 1 || !sample[0].event.Test || webhook.Verify(secret, sample[0].header, sample[0].body, sample[0].at) != nil {
+		t.Errorf("the sample as received: %+v", sample)
+	}
+
+	// 410 Gone disables the monitor at once.
+	recv.setAnswer(func(path string, ev webhook.Event, seen int) int { return 410 })
+	waitFor(t, "410 disables the monitor", func() bool {
+		_, b := get(t, o.URL+"/api/monitors/"+id)
+		return strings.Contains(string(b), `"status":"disabled"`) && strings.Contains(string(b), "410")
+	})
+	_, b = get(t, o.URL+"/api/monitors/"+id)
+	if strings.Contains(string(b), `"next_run":"`) {
+		t.Errorf("a disabled monitor still has a next run: %s", b)
+	}
+	recv.setAnswer(nil)
+
+	// DELETE: gone for every caller, and nothing more is delivered.
+	status, c, _ := createMonitor(t, o, `{"url":"`+siteURL+`","callback_url":"`+recv.srv.URL+`/c","cadence":"300ms"}`)
+	status2, ctrl, _ := createMonitor(t, o, `{"url":"`+siteURL+`","callback_url":"`+recv.srv.URL+`/control","cadence":"300ms","events":["scan.completed"]}`)
+	if status != 201 || status2 != 201 {
+		t.Fatalf("creates: %d %d", status, status2)
+	}
+	waitFor(t, "a delivery of the monitor to delete", func() bool { return len(recv.find("/c", nil)) >= 1 })
+	req, _ := http.NewRequest("DELETE", o.URL+"/api/monitors/"+c["id"].(string), nil)
+	dresp, err := http.DefaultClient.Do(req)
+	if err != nil || dresp.StatusCode != 204 {
+		t.Fatalf("delete: %v %v", dresp, err)
+	}
+	deletedAt := time.Now()
+	if resp, _ := get(t, o.URL+"/api/monitors/"+c["id"].(string)); resp.StatusCode != 404 {
+		t.Errorf("GET after DELETE: %d", resp.StatusCode)
+	}
+	base := len(recv.find("/control", nil))
+	waitFor(t, "three more runs of the control monitor", func() bool { return len(recv.find("/control", nil)) >= base+3 })
+	if late := recv.find("/c", func(r received) bool { return r.event.CreatedAt.After(deletedAt) }); len(late) != 0 {
+		t.Errorf("%d events of a deleted monitor were created after DELETE returned", len(late))
+	}
+	_ = ctrl
+}
+
+// A monitor created with an API key (vouched for by the edge) is that
+// caller's: anyone else gets 404 for it, never 403.
+func TestMonitorBoundToCaller(t *testing.T) {
+	secret := []byte("edge-secret-for-the-monitor-test-01")
+	o := startOrigin(t, origin.Config{EdgeSecret: secret, Monitors: fastMonitors()}, nil)
+	recv := newReceiver(t)
+	as := func(c identity.Caller, method, path string) []string {
+		var h []string
+		for k, v := range identity.Sign(secret, c, "127.0.0.1", method, path, time.Now()) {
+			h = append(h, k, v)
+		}
+		return h
+	}
+	acme := identity.Caller{Tier: identity.APIKey, Subject: "acme"}
+	other := identity.Caller{Tier: identity.APIKey, Subject: "globex"}
+	status, m, _ := createMonitor(t, o, `{"url":"example.com","callback_url":"`+recv.srv.URL+`/k","cadence":"1h"}`, as(acme, "POST", "/api/monitors")...)
+	if status != 201 || m["bound_to_caller"] != true {
+		t.Fatalf("create with a key: %d %v", status, m)
+	}
+	path := "/api/monitors/" + m["id"].(string)
+	for _, c := range []struct {
+		name   string
+		hdr    []string
+		status int
+	}{
+		{"its key", as(acme, "GET", path), 200},
+		{"another key", as(other, "GET", path), 404},
+		{"no credentials", nil, 404},
+	} {
+		if resp, b := get(t, o.URL+path, c.hdr...); resp.StatusCode != c.status {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, b)
+		}
+	}
+}
+
+func TestMonitorRequestErrors(t *testing.T) {
+	cfg := fastMonitors()
+	cfg.MinCadence = time.Minute
+	o := startOrigin(t, origin.Config{Monitors: cfg}, nil)
+	for _, c := range []struct {
+		name, ctype, body string
+		status            int
+		code              string
+	}{
+		{"not JSON", "text/plain", `{}`, 415, "unsupported_media_type"},
+		{"bad JSON", "application/json", `{"url":`, 400, "invalid_json"},
+		{"no url", "application/json", `{"callback_url":"https://h.example/"}`, 400, "missing_url"},
+		{"no callback", "application/json", `{"url":"example.com"}`, 400, "invalid_callback_url"},
+		{"short cadence", "application/json", `{"url":"example.com","callback_url":"https://h.example/","cadence":"30s"}`, 400, "cadence_too_short"},
+		{"bad cadence", "application/json", `{"url":"example.com","callback_url":"https://h.example/","cadence":"often"}`, 400, "invalid_cadence"},
+		{"bad events", "application/json", `{"url":"example.com","callback_url":"https://h.example/","events":["ping"]}`, 400, "invalid_events"},
+	} {
+		resp, b := post(t, nil, o.URL+"/api/monitors", c.ctype, c.body)
+		if resp.StatusCode != c.status || string(envelope(t, b).Code) != c.code {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, b)
+		}
+	}
+	for _, p := range []string{"/api/monitors/mon_aaaaaaaaaaaaaaaaaaaaaaaaaa", "/api/monitors/../etc", "/api/monitors/mon_x/deliveries", "/api/monitors/mon_x/reports/rep_x"} {
+		if resp, b := get(t, o.URL+p); resp.StatusCode != 404 || envelope(t, b).Code != "not_found" {
+			t.Errorf("GET %s: %d %s", p, resp.StatusCode, b)
+		}
+	}
+	for i := range 3 {
+		status, _, _ := createMonitor(t, o, `{"url":"example.com","callback_url":"https://h.example/`+string(rune('a'+i))+`"}`)
+		if status != 201 {
+			t.Fatalf("monitor %d: %d", i, status)
+		}
+	}
+	resp, b := post(t, nil, o.URL+"/api/monitors", "application/json", `{"url":"example.com","callback_url":"https://h.example/d"}`)
+	if resp.StatusCode != 400 || envelope(t, b).Code != "too_many_monitors" || !strings.Contains(string(b), "3") {
+		t.Errorf("a fourth anonymous monitor: %d %s", resp.StatusCode, b)
+	}
+}
