@@ -27,7 +27,8 @@ FUZZ_TARGETS := \
 	./internal/edgetest:FuzzCanonicalPathMatchesOrigin \
 	./internal/edgetest:FuzzScanURLNeverStricter \
 	./origin/mcpserver:FuzzMCPTransport \
-	./origin/browser:FuzzParseTool
+	./origin/browser:FuzzParseTool \
+	./webhook:FuzzVerify
 
 .PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack docs fmt clean
 

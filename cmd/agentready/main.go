@@ -50,6 +50,7 @@ Usage:
   agentready tools [--format F]    the MCP tool definitions (F: mcp, openai, anthropic)
   agentready keygen NAME           a new API key and its AGENTREADY_API_KEYS entry
   agentready serve [flags]         run the API service (edge + origin)
+  agentready webhook verify        check a captured monitor delivery's signatures
   agentready help                  show this help (so does --help after any command)
 
 Scan flags:
@@ -91,18 +92,32 @@ Serve flags:
                      --edge-wasm '' runs the edge natively
   REDIS_URL selects the shared Redis state; docs/edge.md lists the other settings.
 
-Exit codes: 0 done, 1 --min-level/--min-score not reached, 2 usage error, 3 site unreachable.
+Webhook verify flags (docs/webhooks.md):
+  --secret S         the monitor's whsec_ secret (better: env AGENTREADY_WEBHOOK_SECRET,
+                     which stays out of shell history)
+  --header 'N: V'    a header of the delivery (repeatable)
+  --headers FILE     the delivery's headers as "Name: value" lines (a request dump or
+                     curl -D output; the request or status line is skipped)
+  --body FILE        the raw body (default: standard input)
+  --now T            check as of T (RFC 3339 or Unix seconds), for a capture older
+                     than the 5-minute window
+  Exits 0 and prints "valid: <type> <id> for <url> (score N, level L)" when every
+  signature it carries verifies; 1 with the reason otherwise.
+
+Exit codes: 0 done, 1 --min-level/--min-score not reached (webhook verify: not valid),
+2 usage error, 3 site unreachable.
 `
 
 // commands are the subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"scan":   scanCmd,
-	"repo":   repoCmd,
-	"checks": checksCmd,
-	"tools":  toolsCmd,
-	"keygen": keygenCmd,
-	"serve":  serveCmd,
-	"help":   func(_ []string, stdout, _ io.Writer) int { fmt.Fprint(stdout, usage); return exitOK },
+	"scan":    scanCmd,
+	"repo":    repoCmd,
+	"checks":  checksCmd,
+	"tools":   toolsCmd,
+	"keygen":  keygenCmd,
+	"serve":   serveCmd,
+	"webhook": webhookCmd,
+	"help":    func(_ []string, stdout, _ io.Writer) int { fmt.Fprint(stdout, usage); return exitOK },
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -30,6 +30,8 @@ var rules = []rule{
 		why: "the error vocabulary is shared by every side and depends on nothing"},
 	{scope: "origin", forbidden: []string{"cmd", "wasm", "internal/stack"},
 		why: "cmd wires packages together; the origin does not depend on its wiring"},
+	{scope: "webhook", forbidden: []string{""}, allowed: []string{"webhook"},
+		why: "receivers import the webhook package: only the standard library and the Standard Webhooks library (webhook/TestDependencies checks the rest)"},
 }
 
 type pkg struct {
