@@ -49,6 +49,80 @@ type Findings struct {
 	Unsigned       []Hit // outbound event delivery without a signature
 	AgentsMD       *AgentsDoc
 	VendorFiles    []Hit // vendor-specific agent instructions
+
+	funcs map[string][]*sigFunc // Go functions by package.Name, for resolveDeliveries
+}
+
+// sigFunc is what one Go function does toward a signed delivery.
+type sigFunc struct {
+	key     string
+	hmac    bool
+	sig, ts *Hit // sets a signature / timestamp header (or builds a "t=…,v1=…" value)
+	post    *Hit // posts to a callback or webhook URL
+	calls   []string
+}
+
+// signDepth bounds how far a delivery's calls are followed to find its
+// signing (send → Sign → mac is two steps).
+const signDepth = 3
+
+// resolveDeliveries judges each delivery found in Go code with what the
+// functions it calls do: a delivery is signed when, within signDepth calls,
+// a signature header is set and an HMAC computed; timestamped when a
+// timestamp is sent too.
+func (e *Findings) resolveDeliveries() {
+	type facts struct {
+		hmac    bool
+		sig, ts *Hit
+	}
+	var reach func(key string, depth int, seen map[string]bool) facts
+	reach = func(key string, depth int, seen map[string]bool) facts {
+		var out facts
+		if depth > signDepth || seen[key] {
+			return out
+		}
+		seen[key] = true
+		for _, fn := range e.funcs[key] {
+			out.hmac = out.hmac || fn.hmac
+			if out.sig == nil {
+				out.sig = fn.sig
+			}
+			if out.ts == nil {
+				out.ts = fn.ts
+			}
+			for _, c := range fn.calls {
+				f := reach(c, depth+1, seen)
+				out.hmac = out.hmac || f.hmac
+				if out.sig == nil {
+					out.sig = f.sig
+				}
+				if out.ts == nil {
+					out.ts = f.ts
+				}
+			}
+		}
+		return out
+	}
+	for _, fns := range e.funcs {
+		for _, fn := range fns {
+			if fn.post == nil && !(fn.hmac && fn.sig != nil) {
+				continue
+			}
+			f := reach(fn.key, 0, map[string]bool{})
+			switch {
+			case f.hmac && f.sig != nil:
+				e.add(&e.Signed, *f.sig)
+				if f.ts != nil {
+					e.add(&e.Timestamped, *f.ts)
+				}
+			case fn.post != nil:
+				h := *fn.post
+				h.What = "delivery without a signature"
+				e.add(&e.Unsigned, h)
+			}
+		}
+	}
+	e.funcs = nil
 }
 
 // Evidence is the key of a repository's Findings in a gather.Set.

@@ -166,10 +166,10 @@ func goFile(e *Findings, rel string, src []byte) {
 			}
 		case *ast.FuncDecl:
 			if x.Body != nil {
-				webhookFunc(e, rel, fset, x.Body)
+				webhookFunc(e, rel, f.Name.Name, x.Name.Name, fset, x.Body)
 			}
 		case *ast.FuncLit:
-			webhookFunc(e, rel, fset, x.Body)
+			webhookFunc(e, rel, f.Name.Name, "func literal", fset, x.Body)
 		}
 		return true
 	})
@@ -273,11 +273,18 @@ func toolLiteral(e ast.Expr) *ToolDef {
 	return t
 }
 
-// webhookFunc looks inside one function for an outbound delivery: an HMAC
-// computed and sent in a signature header (with or without a timestamp), or a
-// POST to a callback or webhook URL with no signature at all.
-func webhookFunc(e *Findings, rel string, fset *token.FileSet, body *ast.BlockStmt) {
-	var hmacAt, sigAt, tsAt, postAt ast.Node
+// webhookFunc records what one function does toward an outbound delivery:
+// computes an HMAC, sets a signature or timestamp header, posts to a
+// callback or webhook URL, and which functions it calls. Real senders split
+// this work (a send function calls a Sign helper, which calls a MAC helper),
+// so the verdict is reached across functions once the walk is done
+// (resolveDeliveries), not inside one.
+func webhookFunc(e *Findings, rel, pkg, name string, fset *token.FileSet, body *ast.BlockStmt) {
+	fn := &sigFunc{key: pkg + "." + name}
+	var postAt ast.Node
+	at := func(n ast.Node, what string) Hit {
+		return Hit{File: rel, Line: fset.Position(n.Pos()).Line, What: what}
+	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		if _, ok := n.(*ast.FuncLit); ok {
 			return false // judged on its own
@@ -287,24 +294,37 @@ func webhookFunc(e *Findings, rel string, fset *token.FileSet, body *ast.BlockSt
 			return true
 		}
 		name := selName(call.Fun)
+		switch f := call.Fun.(type) {
+		case *ast.SelectorExpr:
+			if x, ok := f.X.(*ast.Ident); ok {
+				fn.calls = append(fn.calls, x.Name+"."+f.Sel.Name) // pkg.Func (or var.Method: harmless)
+			}
+		case *ast.Ident:
+			fn.calls = append(fn.calls, pkg+"."+f.Name)
+		}
 		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && name == "New" && selName(sel.X) == "hmac" {
-			hmacAt = call
+			fn.hmac = true
 		}
 		if (name == "Set" || name == "Add") && len(call.Args) == 2 {
-			if k, ok := strLit(call.Args[0]); ok {
-				if signatureKey.MatchString(k) {
-					sigAt = call
-				}
-				if timestampKey.MatchString(k) {
-					tsAt = call
-				}
+			// The header name as a literal, or as a named constant
+			// (HeaderSignature, headerTimestamp).
+			k, ok := strLit(call.Args[0])
+			if !ok {
+				k = selName(call.Args[0])
+			}
+			if signatureKey.MatchString(k) && fn.sig == nil {
+				h := at(call, "HMAC signature header")
+				fn.sig = &h
+			}
+			if timestampKey.MatchString(k) && fn.ts == nil {
+				h := at(call, "signature timestamp")
+				fn.ts = &h
 			}
 		}
-		if len(call.Args) >= 1 {
-			for _, a := range call.Args {
-				if s, ok := strLit(a); ok && (strings.HasPrefix(s, "t=") || strings.Contains(s, ",v1=")) {
-					tsAt = call
-				}
+		for _, a := range call.Args {
+			if s, ok := strLit(firstOperand(a)); ok && (strings.HasPrefix(s, "t=") || strings.Contains(s, ",v1=")) && fn.ts == nil {
+				h := at(call, "signature timestamp")
+				fn.ts = &h
 			}
 		}
 		if name == "NewRequest" || name == "NewRequestWithContext" || name == "Post" {
@@ -325,16 +345,28 @@ func webhookFunc(e *Findings, rel string, fset *token.FileSet, body *ast.BlockSt
 		}
 		return true
 	})
-	at := func(n ast.Node, what string) Hit {
-		return Hit{File: rel, Line: fset.Position(n.Pos()).Line, What: what}
+	if postAt != nil {
+		h := at(postAt, "delivery")
+		fn.post = &h
 	}
-	switch {
-	case hmacAt != nil && sigAt != nil:
-		e.add(&e.Signed, at(sigAt, "HMAC signature header"))
-		if tsAt != nil {
-			e.add(&e.Timestamped, at(tsAt, "signature timestamp"))
+	if fn.hmac || fn.sig != nil || fn.ts != nil || fn.post != nil || len(fn.calls) > 0 {
+		e.mu.Lock()
+		if e.funcs == nil {
+			e.funcs = map[string][]*sigFunc{}
 		}
-	case postAt != nil:
-		e.add(&e.Unsigned, at(postAt, "delivery without a signature"))
+		e.funcs[fn.key] = append(e.funcs[fn.key], fn)
+		e.mu.Unlock()
+	}
+}
+
+// firstOperand is the leftmost operand of a string concatenation
+// ("t=" + ts + ",v1=" + mac): where a signature header's format shows.
+func firstOperand(e ast.Expr) ast.Expr {
+	for {
+		b, ok := e.(*ast.BinaryExpr)
+		if !ok || b.Op != token.ADD {
+			return e
+		}
+		e = b.X
 	}
 }

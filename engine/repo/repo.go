@@ -105,6 +105,7 @@ func Walk(ctx context.Context, root string, opts Options) (*Findings, Stats, err
 	if err := ctx.Err(); err != nil {
 		return nil, Stats{}, err
 	}
+	ev.resolveDeliveries()
 	sortEvidence(ev)
 	return ev, Stats{Files: len(files), Bytes: bytesRead, Skipped: skipped, Elapsed: time.Since(start).Round(time.Millisecond).String()}, nil
 }
