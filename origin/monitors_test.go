@@ -244,6 +244,24 @@ func TestMonitorEndToEnd(t *testing.T) {
 		return false
 	})
 
+	// A redelivery sends the same event again, with the same webhook-id and a fresh signature.
+	before := len(recv.find("/a", func(r received) bool { return r.event.ID == first.event.ID }))
+	resp, b = post(t, nil, o.URL+"/api/monitors/"+id+"/deliveries/"+first.event.ID+"/redeliver", "", "")
+	if resp.StatusCode != 202 || !strings.Contains(string(b), first.event.ID) {
+		t.Errorf("redeliver: %d %s", resp.StatusCode, b)
+	}
+	waitFor(t, "the redelivery", func() bool {
+		return len(recv.find("/a", func(r received) bool { return r.event.ID == first.event.ID })) > before
+	})
+	sent := recv.find("/a", func(r received) bool { return r.event.ID == first.event.ID })
+	redelivered := sent[len(sent)-1]
+	if string(redelivered.body) != string(first.body) || redelivered.header.Get("webhook-id") != first.event.ID || webhook.Verify(secret, redelivered.header, redelivered.body, redelivered.at) != nil {
+		t.Errorf("the redelivery differs from the event or does not verify: %s", redelivered.body)
+	}
+	if resp, b := post(t, nil, o.URL+"/api/monitors/"+id+"/deliveries/evt_nope/redeliver", "", ""); resp.StatusCode != 404 {
+		t.Errorf("redelivering an unknown delivery: %d %s", resp.StatusCode, b)
+	}
+
 	// A test delivery answers with what the receiver said.
 	recv.setAnswer(func(path string, ev webhook.Event, seen int) int {
 		if ev.Test {
