@@ -57,7 +57,8 @@ type monitorView struct {
 	DisabledAt          *time.Time            `json:"disabled_at,omitempty"`
 	BoundToCaller       bool                  `json:"bound_to_caller"`
 	CreatedAt           time.Time             `json:"created_at"`
-	NextRun             *time.Time            `json:"next_run"`
+	NextRun             *time.Time            `json:"next_run"` // null while a run is in progress, and once disabled
+	Running             bool                  `json:"running"`
 	LastRun             *time.Time            `json:"last_run"`
 	Runs                int64                 `json:"runs"`
 	LastScore           *int                  `json:"last_score"`
@@ -81,7 +82,7 @@ func timePtr(t time.Time) *time.Time {
 
 func viewMonitor(m store.Monitor) monitorView {
 	v := monitorView{ID: m.ID, URL: m.URL, CallbackURL: m.CallbackURL, Cadence: m.Cadence, IntervalSeconds: int64(m.Interval / time.Second),
-		Events: m.Events, Status: "active", BoundToCaller: m.Owner != "", CreatedAt: m.Created, NextRun: timePtr(m.NextRun),
+		Events: m.Events, Status: "active", BoundToCaller: m.Owner != "", CreatedAt: m.Created, NextRun: timePtr(m.NextRun), Running: m.Running,
 		LastRun: timePtr(m.Run.LastRun), Runs: m.Run.Runs, LastError: m.Run.Error, LastDelivery: m.Delivery.Last,
 		ConsecutiveFailures: m.Delivery.ConsecutiveFailures}
 	if m.Delivery.Disabled {

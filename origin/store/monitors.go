@@ -32,7 +32,8 @@ type Monitor struct {
 
 	Run      RunState      `json:"-"`
 	Delivery DeliveryState `json:"-"`
-	NextRun  time.Time     `json:"-"` // zero once disabled
+	NextRun  time.Time     `json:"-"` // zero once disabled, and while a run is claimed
+	Running  bool          `json:"-"` // an origin holds a claim on a run right now
 }
 
 // RunState is what the scheduled runs learned.
@@ -256,7 +257,14 @@ func (s monitors) Get(ctx context.Context, id string) (Monitor, error) {
 	if err != nil {
 		return m, err
 	}
-	if !m.Delivery.Disabled {
+	lease, err := s.t.mget(ctx, keyRunLease+id)
+	if err != nil {
+		return m, err
+	}
+	// While a run is claimed its schedule entry holds the lease's end, not
+	// a next run: say it is running instead.
+	m.Running = lease[0] != nil
+	if !m.Delivery.Disabled && !m.Running {
 		if at, ok, err := s.t.zscore(ctx, setRuns, id); err != nil {
 			return m, err
 		} else if ok {

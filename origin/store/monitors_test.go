@@ -81,6 +81,9 @@ func testMonitorRuns(t *testing.T, b Backend) {
 	if again, _ := m.ClaimRuns(ctx, later, time.Minute, 10); len(again) != 0 {
 		t.Errorf("claimed twice within the lease: %v", again)
 	}
+	if got, _ := m.Get(ctx, "mon_1"); !got.Running || !got.NextRun.IsZero() {
+		t.Errorf("while claimed: running=%v next %s, want running and no next run (the schedule holds the lease's end)", got.Running, got.NextRun)
+	}
 	// The lease runs out: another origin takes the run over, and the first
 	// holder can no longer complete it.
 	taken, _ := m.ClaimRuns(ctx, later.Add(2*time.Minute), time.Minute, 10)
@@ -99,7 +102,7 @@ func testMonitorRuns(t *testing.T, b Backend) {
 		t.Errorf("completing twice: %v, want ErrLeaseLost", err)
 	}
 	got, _ := m.Get(ctx, "mon_1")
-	if got.Run.Score != 80 || !got.Run.Baseline || !got.NextRun.Equal(next) {
+	if got.Run.Score != 80 || !got.Run.Baseline || !got.NextRun.Equal(next) || got.Running {
 		t.Errorf("after the run: %+v next %s, want score 80 and next %s", got.Run, got.NextRun, next)
 	}
 	if r, err := m.Report(ctx, "mon_1", "r1"); err != nil || string(r) != "report" {
