@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentready/agentready/edge/identity"
@@ -556,25 +557,85 @@ func TestMCPAllowanceExhausted(t *testing.T) {
 
 // The server card is generated from the same definitions as tools/list, and
 // our own scanner grades the service: 1.12 passes and 3.7 finds every tool well described.
+// The card and the instructions also send agents to the monitor endpoints,
+// which are HTTP only: the card lists exactly the monitor operations of
+// /openapi.json, and no tool claims to be one.
 func TestMCPCardAndSelfScan(t *testing.T) {
 	o := startOrigin(t, origin.Config{}, nil)
 	cs := connect(t, o, "")
 	lt, _ := cs.ListTools(context.Background(), nil)
+	doc, err := openapi3.NewLoader().LoadFromData(origin.OpenAPIDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string // "METHOD path" of every monitor operation /openapi.json describes
+	for _, path := range doc.Paths.InMatchingOrder() {
+		if path == "/api/monitors" || strings.HasPrefix(path, "/api/monitors/") {
+			for method := range doc.Paths.Value(path).Operations() {
+				documented = append(documented, method+" "+path)
+			}
+		}
+	}
+	sort.Strings(documented)
+	if len(documented) != 7 {
+		t.Fatalf("/openapi.json describes %d monitor operations, want 7: %v", len(documented), documented)
+	}
+	instructions := cs.InitializeResult().Instructions
+	if !strings.Contains(instructions, "not tools of this server") {
+		t.Errorf("the instructions do not say monitors are HTTP only: %s", instructions)
+	}
+	for _, op := range documented {
+		if !strings.Contains(instructions, op) {
+			t.Errorf("the instructions do not name %s", op)
+		}
+	}
+	for _, tl := range lt.Tools {
+		if strings.Contains(strings.ToLower(tl.Name), "monitor") {
+			t.Errorf("tool %s: monitors are not MCP tools, and the card says so", tl.Name)
+		}
+	}
 	for _, p := range []string{"/.well-known/mcp.json", "/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json"} {
 		resp, b := get(t, o.URL+p)
 		var card struct {
-			Remotes []struct{ URL string } `json:"remotes"`
-			Tools   []struct {
+			Description string
+			Remotes     []struct{ URL string } `json:"remotes"`
+			Tools       []struct {
 				Name        string
 				Description string
 				InputSchema any `json:"inputSchema"`
 			}
+			Meta map[string]struct {
+				Description string
+				BaseURL     string `json:"baseUrl"`
+				OpenAPI     string
+				Webhooks    string
+				Endpoints   []struct{ Method, Path, Summary string }
+			} `json:"_meta"`
 		}
 		if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || json.Unmarshal(b, &card) != nil {
 			t.Fatalf("%s: %d", p, resp.StatusCode)
 		}
 		if card.Remotes[0].URL != o.URL+"/api/mcp" || len(card.Tools) != len(lt.Tools) {
 			t.Fatalf("%s: remotes %v, %d tools", p, card.Remotes, len(card.Tools))
+		}
+		if n := len(card.Description); n == 0 || n > 100 {
+			t.Errorf("%s: description of %d characters (the registry allows 1 to 100)", p, n)
+		}
+		mon, ok := card.Meta[mcpserver.MonitorsMetaKey]
+		if !ok || !strings.Contains(mon.Description, "not MCP tools") || mon.OpenAPI != o.URL+"/openapi.json" || mon.BaseURL != o.URL ||
+			!strings.HasSuffix(mon.Webhooks, "/docs/webhooks.md") {
+			t.Errorf("%s: _meta[%s] = %+v", p, mcpserver.MonitorsMetaKey, mon)
+		}
+		var listed []string
+		for _, e := range mon.Endpoints {
+			listed = append(listed, e.Method+" "+e.Path)
+			if len(e.Summary) < 20 {
+				t.Errorf("%s: %s %s has no useful summary: %q", p, e.Method, e.Path, e.Summary)
+			}
+		}
+		sort.Strings(listed)
+		if !reflect.DeepEqual(listed, documented) {
+			t.Errorf("%s lists the monitor endpoints %v; /openapi.json describes %v", p, listed, documented)
 		}
 		for i, tl := range lt.Tools {
 			a, _ := json.Marshal(tl.InputSchema)

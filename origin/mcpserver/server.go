@@ -80,7 +80,7 @@ func New(d Deps, trustedOrigins ...string) (*Server, error) {
 	s := &Server{d: d}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "agentready", Title: "agentready — agent-readiness scanner", Version: d.Version},
 		&mcp.ServerOptions{
-			Instructions: "Scan websites for AI-agent readiness (48 checks in 4 levels: llms.txt, robots.txt AI rules, OpenAPI, MCP server cards, OAuth metadata, API catalogs, markdown negotiation, structured data) and tell site owners what to fix. Start with scan_url; use get_recommendations for a prioritised fix list.",
+			Instructions: "Scan websites for AI-agent readiness (48 checks in 4 levels: llms.txt, robots.txt AI rules, OpenAPI, MCP server cards, OAuth metadata, API catalogs, markdown negotiation, structured data) and tell site owners what to fix. Start with scan_url; use get_recommendations for a prioritised fix list. " + monitorInstructions(),
 			SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 				c.TTLMs, c.CacheScope = 3_600_000, "public" // the tool list changes only with a deploy
 			},
