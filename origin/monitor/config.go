@@ -10,7 +10,7 @@ import (
 )
 
 // Config tunes the monitors. Zero fields take the defaults in parentheses;
-// FromEnv reads them from AGENTREADY_* settings (docs/webhooks.md lists them).
+// FromEnv reads them from AGENTREADY_* settings (docs/api.md lists them).
 type Config struct {
 	MinCadence   time.Duration         // shortest cadence a caller may ask for (15 min)
 	MaxCadence   time.Duration         // longest (30 days)

@@ -309,6 +309,9 @@ func (s *Service) Test(ctx context.Context, caller identity.Caller, id string) (
 	ev := webhook.Event{ID: evID, Type: webhook.EventScanCompleted, CreatedAt: s.cfg.Now().UTC(), MonitorID: m.ID, Test: true,
 		Data: webhook.Data{URL: m.URL, Score: m.Run.Score, Grade: m.Run.Grade, Level: m.Run.Level, LevelName: m.Run.LevelName,
 			ReportURL: ReportURL(m, m.Run.ReportID), ScheduledFor: m.Run.LastScheduled}}
+	if ev.Data.ScheduledFor.IsZero() {
+		ev.Data.ScheduledFor = ev.CreatedAt // no run yet: the sample stands for one now
+	}
 	if m.Run.Baseline {
 		ev.Data.Previous = &webhook.Previous{Score: m.Run.Score, Level: m.Run.Level}
 	}
