@@ -22,7 +22,10 @@ import (
 type Options struct {
 	Fetch    fetch.Config  // per-request limits and address policy
 	Deadline time.Duration // whole-scan deadline; default 20 s
-	Now      func() time.Time
+	// DeepDeadline bounds a paid deep scan, which fetches more and
+	// connects to what the site declares; default 60 s.
+	DeepDeadline time.Duration
+	Now          func() time.Time
 	// Renderer, when set, renders the homepage in a browser beside the
 	// scan and adds the report's rendered block (what agents that do not
 	// run JavaScript miss). The checks still judge the server's HTML.
@@ -43,6 +46,9 @@ func New(opts Options) *Scanner {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.DeepDeadline <= 0 {
+		opts.DeepDeadline = 60 * time.Second
+	}
 	c := fetch.NewClient(opts.Fetch)
 	opts.Fetch = c.Config()
 	return &Scanner{opts: opts, client: c}
@@ -59,6 +65,7 @@ const (
 	EventGathered      EventKind = "gathered"       // every fetch is done
 	EventCheckStarted  EventKind = "check_started"  // Check holds id, name and level only
 	EventCheckFinished EventKind = "check_finished" // Check holds the full result
+	EventProbeFinished EventKind = "probe_finished" // a deep scan's probe: Probe holds it
 )
 
 // Event is one progress notification. Handlers are called from one goroutine at a time.
@@ -66,7 +73,8 @@ type Event struct {
 	Kind     EventKind
 	URL      string
 	Check    report.Check
-	Requests int // requests made so far (EventGathered)
+	Probe    report.DeepProbe // EventProbeFinished
+	Requests int              // requests made so far (EventGathered)
 }
 
 // ErrUnreachable is wrapped by errors from scans whose homepage could not be fetched.
@@ -98,6 +106,25 @@ func (s *Scanner) Scan(ctx context.Context, rawURL string, onEvent func(Event)) 
 
 // ScanWithStats is Scan plus the request account (for tests and benchmarks).
 func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func(Event)) (*report.Result, *Stats, error) {
+	return s.run(ctx, rawURL, onEvent, gather.WebPlan, s.opts.Deadline, nil)
+}
+
+// DeepScan is the paid deep scan: the web scan's report plus its deep
+// block, under DeepDeadline. The deep gatherers use the same session as
+// the web scan's (one address guard, one URL cache, the same caps).
+func (s *Scanner) DeepScan(ctx context.Context, rawURL string, onEvent func(Event)) (*report.Result, *Stats, error) {
+	return s.run(ctx, rawURL, onEvent, gather.DeepPlan(), s.opts.DeepDeadline, func(set *gather.Set, res *report.Result, emit func(Event)) {
+		res.Deep = &report.Deep{Deadline: s.opts.DeepDeadline.String(), Probes: []report.DeepProbe{}}
+		for _, p := range checks.Deep() {
+			r := p.Judge(set)
+			res.Deep.Probes = append(res.Deep.Probes, r)
+			emit(Event{Kind: EventProbeFinished, URL: res.URL, Probe: r})
+		}
+	})
+}
+
+func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), plan *gather.Plan, deadline time.Duration,
+	deep func(*gather.Set, *report.Result, func(Event))) (*report.Result, *Stats, error) {
 	start := time.Now()
 	target, err := weburl.Normalize(rawURL)
 	if err != nil {
@@ -112,7 +139,7 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 		}
 	}
 	emit(Event{Kind: EventStarted, URL: target.String()})
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Deadline)
+	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	sess := s.client.NewSession()
 	// The bodies stay in memory until the checks have run; then they no
@@ -123,7 +150,7 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 	if s.opts.Renderer != nil {
 		rendered = s.renderHome(ctx, target.String())
 	}
-	set, err := gather.WebPlan.Run(ctx, sess, site)
+	set, err := plan.Run(ctx, sess, site)
 	stats := &Stats{Records: sess.Records(), Rounds: sess.Rounds()}
 	stats.Requests = len(stats.Records)
 	if err != nil {
@@ -131,7 +158,7 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 		var ue *gather.UnreachableError
 		switch {
 		case errors.As(err, &ue) && ctx.Err() == context.DeadlineExceeded:
-			return nil, stats, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s did not answer within the %s scan deadline", target, s.opts.Deadline), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
+			return nil, stats, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s did not answer within the %s scan deadline", target, deadline), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
 		case errors.As(err, &ue) && errors.Is(ctx.Err(), context.Canceled):
 			return nil, stats, &ScanError{Code: apierr.ScanCanceled, Message: "the scan was canceled", Err: ctx.Err()}
 		case errors.As(err, &ue):
@@ -146,6 +173,12 @@ func (s *Scanner) ScanWithStats(ctx context.Context, rawURL string, onEvent func
 	res := Judge(set, s.opts.Now(), emit)
 	if rendered != nil {
 		res.Rendered = rendered(set)
+	}
+	if deep != nil {
+		deep(set, res, emit)
+		stats.Records = sess.Records()
+		stats.Requests, stats.Rounds = len(stats.Records), sess.Rounds()
+		res.Deep.Requests, res.Deep.DurationMS = stats.Requests, time.Since(start).Milliseconds()
 	}
 	stats.Duration = time.Since(start)
 	return res, stats, nil

@@ -95,6 +95,8 @@ type Result struct {
 	// Rendered is what a browser saw after the page's scripts ran, compared
 	// with the server's HTML; present only when the scan had a renderer.
 	Rendered *Rendered `json:"rendered,omitempty"`
+	// Deep is present only in a paid deep scan's report.
+	Deep *Deep `json:"deep,omitempty"`
 }
 
 // Rendered compares the homepage as the server sends it with the same page
