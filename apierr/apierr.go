@@ -68,7 +68,11 @@ const (
 	TooManyMonitors    Code = "too_many_monitors"
 	MonitorDisabled    Code = "monitor_disabled"
 	DeliveryInFlight   Code = "delivery_in_flight"
-	AllowanceExhausted Code = "allowance_exhausted"
+	// Payments
+	PaymentInvalid         Code = "payment_invalid"
+	PaymentsDisabled       Code = "payments_disabled"
+	FacilitatorUnavailable Code = "facilitator_unavailable"
+	AllowanceExhausted     Code = "allowance_exhausted"
 
 	// The token endpoint answers RFC 6749 §5.2 codes; their envelope's
 	// `error` is the code itself, as OAuth clients expect.
@@ -128,6 +132,9 @@ var catalog = map[Code]info{
 	TooManyMonitors:             {400, "Too many monitors"},
 	MonitorDisabled:             {409, "Monitor disabled"},
 	DeliveryInFlight:            {409, "Delivery in progress"},
+	PaymentInvalid:              {402, "Payment refused"},
+	PaymentsDisabled:            {503, "Payments disabled"},
+	FacilitatorUnavailable:      {503, "Payment facilitator unavailable"},
 	AllowanceExhausted:          {429, "Daily allowance used up"},
 	OAuthInvalidRequest:         {400, "invalid_request"},
 	OAuthUnsupportedGrantType:   {400, "unsupported_grant_type"},

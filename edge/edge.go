@@ -89,7 +89,7 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 // environment (internal/stack passes exactly these to the wasip1 module).
 var EnvKeys = []string{"AGENTREADY_BASE_URL", "AGENTREADY_TOKEN_KEYS", "AGENTREADY_API_KEYS", "AGENTREADY_EDGE_SECRET",
 	"AGENTREADY_FREE_DAILY", "AGENTREADY_TOKEN_DAILY", "AGENTREADY_KEY_DAILY", "AGENTREADY_TOKEN_MINTS_HOURLY",
-	"AGENTREADY_BADGE_DAILY", "AGENTREADY_PAYTO", "AGENTREADY_FEE_PAYER"}
+	"AGENTREADY_BADGE_DAILY", "AGENTREADY_PAYTO", "AGENTREADY_FEE_PAYER", "AGENTREADY_X402_NETWORK", "AGENTREADY_PRICE"}
 
 // ConfigError names the setting that stopped the edge from starting.
 type ConfigError struct {
@@ -104,6 +104,20 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // secrets). It reads the names in EnvKeys and no others.
 func FromEnv(get func(string) string) (Config, error) {
 	c := Config{BaseURL: strings.TrimSuffix(get("AGENTREADY_BASE_URL"), "/"), Payment: x402.Config{PayTo: get("AGENTREADY_PAYTO"), FeePayer: get("AGENTREADY_FEE_PAYER")}}
+	switch n := get("AGENTREADY_X402_NETWORK"); n {
+	case "", "mainnet", "solana", x402.SolanaMainnet:
+		c.Payment.Network = x402.SolanaMainnet
+	case "devnet", "solana-devnet", x402.SolanaDevnet:
+		c.Payment.Network = x402.SolanaDevnet
+	default:
+		return c, &ConfigError{"AGENTREADY_X402_NETWORK", fmt.Errorf("%q is not a network payments can be taken on: use mainnet or devnet (Solana)", n)}
+	}
+	if p := get("AGENTREADY_PRICE"); p != "" {
+		if n, err := strconv.ParseUint(p, 10, 63); err != nil || n == 0 {
+			return c, &ConfigError{"AGENTREADY_PRICE", fmt.Errorf("%q: want the price in atomic USDC units, a whole number above 0 (100000 = 0.10 USDC)", p)}
+		}
+		c.Payment.Price = p
+	}
 	var err error
 	if k := get("AGENTREADY_TOKEN_KEYS"); k != "" {
 		if c.TokenKeys, err = token.ParseKeys(k); err != nil {

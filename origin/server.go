@@ -29,6 +29,7 @@ import (
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/mcpserver"
 	"github.com/agentready/agentready/origin/monitor"
+	"github.com/agentready/agentready/origin/payment"
 	"github.com/agentready/agentready/origin/store"
 )
 
@@ -62,6 +63,12 @@ type Config struct {
 	// IdempotencyLease is how long a key stays held after its request's
 	// last renewal (10 s): what a dead holder costs a retrying client.
 	IdempotencyLease time.Duration
+	// FacilitatorURL is the x402 facilitator that verifies and settles deep
+	// scan payments (AGENTREADY_FACILITATOR_URL; payment.DefaultFacilitator).
+	FacilitatorURL string
+	// FacilitatorPrivate lets the facilitator be on loopback or a private
+	// network (one run beside the service, tests).
+	FacilitatorPrivate bool
 	// Monitors tunes scheduled scans and webhook deliveries (monitor.FromEnv).
 	// AllowPrivate above applies to their targets and callbacks too.
 	Monitors monitor.Config
@@ -133,6 +140,7 @@ type Server struct {
 	mcpHTTP fasthttp.RequestHandler
 	shots   *shooter
 
+	gateway      *payment.Gateway
 	monitors     *monitor.Service
 	monitorsOnce sync.Once
 	monitorsDone chan struct{} // closed when the monitor loops have stopped
@@ -188,6 +196,7 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 	}
 	s.mcp, s.mcpHTTP = ms, fasthttpadaptor.NewFastHTTPHandler(ms.Handler())
 	s.shots = newShooter(s)
+	s.gateway = s.newGateway(sc)
 	mc := cfg.Monitors
 	mc.AllowPrivate = mc.AllowPrivate || cfg.AllowPrivate
 	s.monitors = monitor.New(mc, monitor.Deps{
@@ -418,6 +427,8 @@ func (s *Server) route(path string) route {
 		return get("/metrics", s.metrics)
 	case path == "/openapi.json":
 		return get("/openapi.json", s.openapi)
+	case path == x402.GatewayPath:
+		return route{x402.GatewayPath, map[string]func(*fasthttp.RequestCtx){"POST": s.scanGateway}}
 	case path == "/api/screenshot":
 		return get("/api/screenshot", s.getScreenshot)
 	case path == "/api/mcp":
@@ -434,36 +445,13 @@ func (s *Server) route(path string) route {
 	if r, ok := s.monitorRoute(path); ok {
 		return r
 	}
-	if name, methods, ok := planned(path); ok {
-		r := route{name, map[string]func(*fasthttp.RequestCtx){}}
-		for _, m := range methods {
-			r.methods[m] = s.notBuilt(name)
-		}
-		return r
-	}
 	return route{name: "other"}
-}
-
-// planned lists the endpoints of the interface spec not built yet; they answer
-// 501 with a clear envelope until they are (and /openapi.json marks them).
-func planned(path string) (string, []string, bool) {
-	switch path {
-	case "/api/v1/scan-gateway":
-		return path, []string{"POST"}, true
-	}
-	return "", nil, false
 }
 
 // edgeOnly answers the endpoints the edge serves itself (badges, tokens,
 // discovery documents) when a request reaches the origin directly.
 func edgeOnly(ctx *fasthttp.RequestCtx) {
 	writeError(ctx, apiErr(421, CodeServedByEdge, string(ctx.Path())+" is served by the edge, not the origin; call the service's public address (agentready serve, or the Worker)."))
-}
-
-func (s *Server) notBuilt(name string) func(*fasthttp.RequestCtx) {
-	return func(ctx *fasthttp.RequestCtx) {
-		writeError(ctx, apiErr(501, CodeNotImplemented, name+" is part of the API but not built yet; /openapi.json marks it with x-status: planned."))
-	}
 }
 
 // audit records one scan-costing action with the acting caller, for operators

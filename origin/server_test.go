@@ -488,7 +488,7 @@ func TestRoutesAndOperations(t *testing.T) {
 		{"GET", "/.well-known/oauth-protected-resource", 421, "served_by_edge"},
 		{"GET", "/api/monitors/mon_1", 404, "not_found"},
 		{"POST", "/api/monitors/mon_1/test", 404, "not_found"},
-		{"POST", "/api/v1/scan-gateway", 501, "not_implemented"},
+		{"POST", "/api/v1/scan-gateway", 415, "unsupported_media_type"},
 		{"GET", "/nope", 404, "not_found"},
 		{"DELETE", "/api/scan", 405, "method_not_allowed"},
 	} {

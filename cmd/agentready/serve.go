@@ -80,6 +80,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if *allowPrivate {
 		fmt.Fprintln(stdout, "  --allow-private: loopback and private targets may be scanned (local testing only)")
 	}
+	fmt.Fprintln(stdout, "  "+svc.PaymentMode())
 	if svc.EphemeralKeys() {
 		fmt.Fprintln(stdout, "  token keys generated for this run (set AGENTREADY_TOKEN_KEYS to keep tokens valid across restarts)")
 	}

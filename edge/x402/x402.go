@@ -22,6 +22,38 @@ const (
 type Config struct {
 	PayTo    string // the receiving wallet (AGENTREADY_PAYTO)
 	FeePayer string // the facilitator's fee payer from /supported, when known
+	Network  string // CAIP-2: SolanaMainnet (default) or SolanaDevnet (AGENTREADY_X402_NETWORK)
+	Price    string // atomic units of USDC (Amount, 0.10 USDC, by default; AGENTREADY_PRICE)
+}
+
+// NetworkID is the CAIP-2 network payments are taken on.
+func (c Config) NetworkID() string {
+	if c.Network == "" {
+		return SolanaMainnet
+	}
+	return c.Network
+}
+
+// Asset is the USDC mint of the network.
+func (c Config) Asset() string {
+	if c.NetworkID() == SolanaDevnet {
+		return USDCMintDevnet
+	}
+	return USDCMint
+}
+
+// Amount is the price in atomic units.
+func (c Config) Amount() string {
+	if c.Price == "" {
+		return Amount
+	}
+	return c.Price
+}
+
+// Requirement is the one way the gateway takes payment (v2 form).
+func (c Config) Requirement() Requirement {
+	return Requirement{Scheme: "exact", Network: c.NetworkID(), Amount: c.Amount(), Asset: c.Asset(), PayTo: c.PayTo,
+		MaxTimeoutSeconds: TimeoutSeconds, Extra: c.extra()}
 }
 
 // Resource describes what is paid for.
@@ -85,8 +117,7 @@ func (c Config) Required(baseURL, reason string) PaymentRequired {
 	return PaymentRequired{
 		X402Version: 2, Error: reason,
 		Resource: Resource{URL: baseURL + GatewayPath, Description: description, MimeType: "application/json"},
-		Accepts: []Requirement{{Scheme: "exact", Network: SolanaMainnet, Amount: Amount, Asset: USDCMint, PayTo: c.PayTo,
-			MaxTimeoutSeconds: TimeoutSeconds, Extra: c.extra()}},
+		Accepts:  []Requirement{c.Requirement()},
 	}
 }
 
@@ -99,7 +130,7 @@ func (p PaymentRequired) Header() string {
 // V1 builds the v1 body for the same payment.
 func (c Config) V1(baseURL, reason string) V1Body {
 	return V1Body{X402Version: 1, Error: reason, Accepts: []V1Requirement{{
-		Scheme: "exact", Network: SolanaV1Network, MaxAmountRequired: Amount, Resource: baseURL + GatewayPath,
+		Scheme: "exact", Network: V1Name(c.NetworkID()), MaxAmountRequired: c.Amount(), Resource: baseURL + GatewayPath,
 		Description: description, MimeType: "application/json", PayTo: c.PayTo, MaxTimeoutSeconds: TimeoutSeconds,
-		Asset: USDCMint, Extra: c.extra()}}}
+		Asset: c.Asset(), Extra: c.extra()}}}
 }

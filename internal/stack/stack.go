@@ -100,6 +100,16 @@ func random(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// PaymentMode says whether this service sells deep scans, in one line for
+// the operator: the payee, network and facilitator, or why it does not.
+func (s *Stack) PaymentMode() string {
+	cfg := s.Origin.PaymentConfig()
+	if cfg.Pay.PayTo == "" {
+		return "payments: off (AGENTREADY_PAYTO unset): over the allowance callers get 429 allowance_exhausted, and the paid deep scan answers 503 payments_disabled"
+	}
+	return fmt.Sprintf("payments: on, %s atomic USDC per deep scan to %s on %s, through the facilitator %s", cfg.Pay.Amount(), cfg.Pay.PayTo, cfg.Pay.NetworkID(), cfg.Facilitator)
+}
+
 // EphemeralKeys reports that token keys were generated for this process only.
 func (s *Stack) EphemeralKeys() bool { return s.ephemeral }
 
@@ -142,6 +152,10 @@ func Start(o Options) (*Stack, error) {
 	o.Origin.TokenKeys = cfg.TokenKeys
 	o.Origin.Allowances = cfg.Allowances
 	o.Origin.Payment = cfg.Payment
+	if o.Origin.FacilitatorURL == "" {
+		o.Origin.FacilitatorURL = o.Env("AGENTREADY_FACILITATOR_URL")
+	}
+	o.Origin.FacilitatorPrivate = o.Origin.FacilitatorPrivate || o.Env("AGENTREADY_FACILITATOR_PRIVATE") == "1"
 	o.Origin.MaxConnsPerIP = -1 // its only client is the edge below, on loopback
 	if o.Origin.BaseURL == "" {
 		o.Origin.BaseURL = cfg.BaseURL

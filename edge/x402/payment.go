@@ -1,0 +1,157 @@
+package x402
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Header names of both protocol generations.
+const (
+	HeaderRequired   = "PAYMENT-REQUIRED"   // v2: the requirements, base64 JSON
+	HeaderSignature  = "PAYMENT-SIGNATURE"  // v2: the payment, base64 JSON
+	HeaderResponse   = "PAYMENT-RESPONSE"   // v2: the settlement, base64 JSON
+	HeaderPaymentV1  = "X-PAYMENT"          // v1: the payment
+	HeaderResponseV1 = "X-PAYMENT-RESPONSE" // v1: the settlement
+)
+
+// Networks the gateway can take payment on.
+const (
+	SolanaDevnet         = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+	SolanaDevnetV1       = "solana-devnet"
+	USDCMintDevnet       = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"
+	maxPaymentHeaderSize = 16 << 10
+)
+
+// Payload is a client's payment: PaymentPayload of either version. v1 names
+// its scheme and network at the top; v2 repeats the requirement it accepted.
+type Payload struct {
+	X402Version int             `json:"x402Version"`
+	Scheme      string          `json:"scheme,omitempty"`   // v1
+	Network     string          `json:"network,omitempty"`  // v1
+	Resource    *Resource       `json:"resource,omitempty"` // v2
+	Accepted    *Requirement    `json:"accepted,omitempty"` // v2
+	Payload     json.RawMessage `json:"payload"`
+	Extensions  json.RawMessage `json:"extensions,omitempty"`
+}
+
+// ErrMalformed is a payment header that cannot be read at all.
+var ErrMalformed = errors.New("malformed payment header")
+
+// DecodePayment reads the payment a request carries: v2's PAYMENT-SIGNATURE
+// or v1's X-PAYMENT (base64 JSON). raw is the decoded JSON, which identifies
+// the payment for replay protection. ok is false when neither is present.
+func DecodePayment(v2, v1 string) (p Payload, raw []byte, ok bool, err error) {
+	h, want := v2, 2
+	if h == "" {
+		h, want = v1, 1
+	}
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return Payload{}, nil, false, nil
+	}
+	if len(h) > maxPaymentHeaderSize {
+		return Payload{}, nil, true, fmt.Errorf("%w: longer than %d bytes", ErrMalformed, maxPaymentHeaderSize)
+	}
+	raw, err = base64.StdEncoding.DecodeString(h)
+	if err != nil {
+		if raw, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(h, "=")); err != nil {
+			return Payload{}, nil, true, fmt.Errorf("%w: not base64", ErrMalformed)
+		}
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return Payload{}, nil, true, fmt.Errorf("%w: not a JSON payment payload", ErrMalformed)
+	}
+	if p.X402Version != want {
+		return Payload{}, nil, true, fmt.Errorf("%w: x402Version %d in the header of version %d", ErrMalformed, p.X402Version, want)
+	}
+	if len(p.Payload) == 0 || string(p.Payload) == "null" {
+		return Payload{}, nil, true, fmt.Errorf("%w: no payload", ErrMalformed)
+	}
+	return p, raw, true, nil
+}
+
+// Mismatch says how a payment differs from what the gateway asks for, in the
+// words of the x402 error codes (the reason a client can act on).
+type Mismatch struct {
+	Reason string // invalid_scheme, invalid_network, invalid_payment_requirements, invalid_x402_version
+	Detail string
+}
+
+func (m *Mismatch) Error() string { return m.Reason + ": " + m.Detail }
+
+// Check compares a payment with the requirement req (for a resource at
+// resourceURL): the facilitator verifies signatures and balances, the
+// gateway makes sure the payment is for this price, payee, asset and
+// resource, so a payment made for something cheaper cannot buy a deep scan.
+func Check(p Payload, req Requirement, resourceURL string) error {
+	switch p.X402Version {
+	case 1:
+		if p.Scheme != req.Scheme {
+			return &Mismatch{"invalid_scheme", "the payment's scheme is " + quote(p.Scheme) + "; the gateway takes " + req.Scheme}
+		}
+		if p.Network != V1Name(req.Network) {
+			return &Mismatch{"invalid_network", "the payment is on " + quote(p.Network) + "; the gateway takes " + V1Name(req.Network)}
+		}
+		return nil // v1 payloads carry no terms beyond these; the facilitator checks them against the requirements we send it
+	case 2:
+		a := p.Accepted
+		if a == nil {
+			return &Mismatch{"invalid_payment_requirements", "the payment does not say which requirement it accepted (accepted)"}
+		}
+		switch {
+		case a.Scheme != req.Scheme:
+			return &Mismatch{"invalid_scheme", "the payment's scheme is " + quote(a.Scheme) + "; the gateway takes " + req.Scheme}
+		case a.Network != req.Network:
+			return &Mismatch{"invalid_network", "the payment is on " + quote(a.Network) + "; the gateway takes " + req.Network}
+		case a.Amount != req.Amount:
+			return &Mismatch{"invalid_payment_requirements", "the payment is for " + quote(a.Amount) + " atomic units; a deep scan costs " + req.Amount}
+		case a.Asset != req.Asset:
+			return &Mismatch{"invalid_payment_requirements", "the payment is in asset " + quote(a.Asset) + "; the gateway takes " + req.Asset}
+		case a.PayTo != req.PayTo:
+			return &Mismatch{"invalid_payment_requirements", "the payment pays " + quote(a.PayTo) + ", not this service's payee " + req.PayTo}
+		}
+		if p.Resource != nil && p.Resource.URL != "" && p.Resource.URL != resourceURL {
+			return &Mismatch{"invalid_payment_requirements", "the payment is for the resource " + quote(p.Resource.URL) + ", not " + resourceURL}
+		}
+		return nil
+	}
+	return &Mismatch{"invalid_x402_version", fmt.Sprintf("x402Version %d; the gateway speaks 1 and 2", p.X402Version)}
+}
+
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// V1Name is a CAIP-2 network's v1 name.
+func V1Name(caip2 string) string {
+	switch caip2 {
+	case SolanaMainnet:
+		return SolanaV1Network
+	case SolanaDevnet:
+		return SolanaDevnetV1
+	}
+	return caip2
+}
+
+// Settlement is a facilitator's settle answer as the gateway passes it on
+// (SettleResponse), in PAYMENT-RESPONSE / X-PAYMENT-RESPONSE.
+type Settlement struct {
+	Success     bool   `json:"success"`
+	ErrorReason string `json:"errorReason,omitempty"`
+	Payer       string `json:"payer,omitempty"`
+	Transaction string `json:"transaction"`
+	Network     string `json:"network"`
+	Amount      string `json:"amount,omitempty"`
+}
+
+// Header is the settlement as a response header value (base64 JSON).
+func (s Settlement) Header() string {
+	b, _ := json.Marshal(s)
+	return base64.StdEncoding.EncodeToString(b)
+}

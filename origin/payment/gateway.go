@@ -1,0 +1,286 @@
+package payment
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/edge/x402"
+	"github.com/agentready/agentready/origin/store"
+)
+
+// Gateway sells deep scans.
+type Gateway struct {
+	Pay         x402.Config
+	Facilitator *Facilitator
+	Records     store.Idempotency // one record per payment, in the shared state store
+	// Scan runs the deep scan of url and returns its report as JSON. A
+	// failure the caller can act on is a *Refusal; the payment is then not
+	// settled.
+	Scan func(ctx context.Context, url string) ([]byte, error)
+	// Lease is how long a payment being served stays with its origin before
+	// a retry may take it over (the deep scan's deadline plus settling).
+	Lease time.Duration
+	// RecordTTL is how long a served payment answers its retries (7 days).
+	RecordTTL time.Duration
+
+	mu          sync.Mutex
+	feePayer    string
+	feePayerAt  time.Time
+	feePayerTTL time.Duration
+}
+
+// Refusal is an answer other than a report: its status, code and message.
+type Refusal struct {
+	Status     int
+	Code       apierr.Code
+	Message    string
+	RetryAfter int
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// Answer is what a gateway request gets.
+type Answer struct {
+	Status int
+	Header map[string]string
+	Body   []byte
+}
+
+// Request is one call of the gateway.
+type Request struct {
+	URL  string // validated, normalised target
+	Base string // the public base URL (the resource paid for is Base + the gateway path)
+	V2   string // PAYMENT-SIGNATURE
+	V1   string // X-PAYMENT
+}
+
+const recordScope = "x402-payment"
+
+// requirement is what the gateway asks for, with the facilitator's fee
+// payer (cached for ten minutes: it changes when the facilitator rotates it).
+func (g *Gateway) requirement(ctx context.Context) (x402.Config, error) {
+	cfg := g.Pay
+	if cfg.FeePayer != "" {
+		return cfg, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.feePayer != "" && time.Since(g.feePayerAt) < 10*time.Minute {
+		cfg.FeePayer = g.feePayer
+		return cfg, nil
+	}
+	sup, err := g.Facilitator.Supported(ctx)
+	if err != nil {
+		return cfg, err
+	}
+	fp := sup.FeePayer(cfg.NetworkID())
+	if fp == "" {
+		return cfg, fmt.Errorf("%w: it does not take exact payments on %s", ErrUnavailable, cfg.NetworkID())
+	}
+	g.feePayer, g.feePayerAt = fp, time.Now()
+	cfg.FeePayer = fp
+	return cfg, nil
+}
+
+func envelope(code apierr.Code, msg string, extra map[string]any) []byte {
+	m := map[string]any{}
+	for k, v := range extra {
+		m[k] = v
+	}
+	e := apierr.New(code, msg)
+	m["error"], m["code"], m["message"], m["docs"] = e.Error, e.Code, e.Message, e.Docs
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func refused(r *Refusal) Answer {
+	h := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
+	if r.RetryAfter > 0 {
+		h["Retry-After"] = fmt.Sprint(r.RetryAfter)
+	}
+	return Answer{Status: r.Status, Header: h, Body: envelope(r.Code, r.Message, nil)}
+}
+
+// paymentRequired is the 402: the v2 requirements in PAYMENT-REQUIRED, the
+// v1 body, and the envelope's fields in the same body. reason is the x402
+// error (what was wrong with a payment sent), or empty for none sent.
+func paymentRequired(cfg x402.Config, base, reason, msg string) Answer {
+	x402Reason := reason
+	if x402Reason == "" {
+		x402Reason = "payment required for a deep scan"
+	}
+	req := cfg.Required(base, x402Reason)
+	v1 := cfg.V1(base, x402Reason)
+	code := apierr.PaymentRequired
+	if reason != "" {
+		code = apierr.PaymentInvalid
+	}
+	body := envelope(code, msg, map[string]any{"x402Version": v1.X402Version, "accepts": v1.Accepts, "reason": reason})
+	// The x402 v1 body's error is the reason; the envelope's is its title.
+	var m map[string]any
+	_ = json.Unmarshal(body, &m)
+	m["error"] = x402Reason
+	body, _ = json.Marshal(m)
+	return Answer{Status: 402, Body: body, Header: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store",
+		x402.HeaderRequired: req.Header()}}
+}
+
+func unavailable(err error) Answer {
+	return refused(&Refusal{Status: 503, Code: apierr.FacilitatorUnavailable, RetryAfter: 5,
+		Message: "The payment facilitator did not answer (" + trimCause(err) + "); nothing was charged. Retry in a few seconds with the same payment."})
+}
+
+func trimCause(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// key identifies a payment: the hash of its decoded payload. Two requests
+// carrying the same payment are the same purchase.
+func key(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// Serve answers one gateway request.
+func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
+	if g.Pay.PayTo == "" {
+		return refused(&Refusal{Status: 503, Code: apierr.PaymentsDisabled,
+			Message: "This deployment takes no payments (no payee is configured), so there is no paid deep scan here; use the free scan at /api/scan."})
+	}
+	cfg, err := g.requirement(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	p, raw, sent, err := x402.DecodePayment(r.V2, r.V1)
+	switch {
+	case !sent:
+		return paymentRequired(cfg, r.Base, "", "A deep scan costs "+price(cfg)+" USDC, paid over x402: send the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) with this same request. The requirements are in the PAYMENT-REQUIRED header (v2) and in accepts (v1).")
+	case err != nil:
+		return paymentRequired(cfg, r.Base, "invalid_payload", "The payment header could not be read ("+err.Error()+"); send a base64 JSON PaymentPayload as the x402 client libraries do.")
+	}
+	want := cfg.Requirement()
+	resource := r.Base + x402.GatewayPath
+	if err := x402.Check(p, want, resource); err != nil {
+		var mm *x402.Mismatch
+		errors.As(err, &mm)
+		return paymentRequired(cfg, r.Base, mm.Reason, "The payment does not match what a deep scan costs here: "+mm.Detail+". Pay the requirements in PAYMENT-REQUIRED.")
+	}
+	requirements := any(want)
+	if p.X402Version == 1 {
+		requirements = cfg.V1(r.Base, "").Accepts[0]
+	}
+
+	// One payment, one scan: the record is claimed before anything is asked
+	// of the facilitator, so two origins given the same payment at the same
+	// time cannot both serve it.
+	id := key(raw)
+	claim, existing, err := g.Records.Begin(ctx, recordScope, id, r.URL, g.Lease)
+	if err != nil {
+		return refused(&Refusal{Status: 503, Code: apierr.StateUnavailable, RetryAfter: 1,
+			Message: "The state store does not answer, so a payment cannot be checked against replays; nothing was charged. Retry in a moment."})
+	}
+	if claim == nil {
+		switch {
+		case existing.Fingerprint != r.URL:
+			return paymentRequired(cfg, r.Base, "payment_already_used", "This payment already bought a deep scan of another site; each payment buys one scan. Make a new payment.")
+		case existing.State == store.IdemInFlight:
+			wait := 1
+			if !existing.Expires.IsZero() {
+				wait = max(1, int(math.Ceil(time.Until(existing.Expires).Seconds())))
+			}
+			return refused(&Refusal{Status: 409, Code: apierr.IdempotencyInFlight, RetryAfter: wait,
+				Message: "This payment is being served right now (another request carried it); retry after Retry-After seconds to receive the same report."})
+		}
+		a := Answer{Status: existing.Status, Header: map[string]string{"Idempotent-Replayed": "true"}, Body: existing.Body}
+		for k, v := range existing.Header {
+			a.Header[k] = v
+		}
+		return a
+	}
+	release := func() {
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = g.Records.Release(bg, claim)
+	}
+
+	v, err := g.Facilitator.Verify(ctx, p.X402Version, raw, requirements)
+	if err != nil {
+		release()
+		return unavailable(err)
+	}
+	if !v.IsValid {
+		release()
+		reason := v.InvalidReason
+		if reason == "" {
+			reason = "invalid_payload"
+		}
+		return paymentRequired(cfg, r.Base, reason, "The facilitator refused the payment ("+reason+"); nothing was charged. Fix the payment and send it again.")
+	}
+
+	report, err := g.Scan(ctx, r.URL)
+	if err != nil {
+		release() // not settled: the same payment may be sent again
+		var ref *Refusal
+		if errors.As(err, &ref) {
+			ref.Message += " The payment was not settled; nothing was charged."
+			return refused(ref)
+		}
+		return refused(&Refusal{Status: 500, Code: apierr.Internal, Message: "The deep scan failed unexpectedly; the payment was not settled. Retry with the same payment."})
+	}
+
+	s, err := g.Facilitator.Settle(ctx, p.X402Version, raw, requirements)
+	if err != nil {
+		release()
+		return unavailable(err)
+	}
+	if !s.Success {
+		release()
+		reason := s.ErrorReason
+		if reason == "" {
+			reason = "unexpected_settle_error"
+		}
+		return paymentRequired(cfg, r.Base, reason, "The facilitator could not settle the payment ("+reason+"); nothing was charged and no report is returned. Fix the payment and send it again.")
+	}
+	header := x402.HeaderResponse
+	if p.X402Version == 1 {
+		header = x402.HeaderResponseV1
+		s.Network = x402.V1Name(s.Network)
+	}
+	a := Answer{Status: 200, Body: report, Header: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store",
+		header: s.Header(), "Access-Control-Expose-Headers": header}}
+	rec := store.IdemRecord{Fingerprint: r.URL, Status: 200, Body: report, Header: a.Header, Created: time.Now().UTC()}
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	// Settled: the answer must be replayable from now on. A lost write here
+	// (the store down) would let a retry of this payment be verified and
+	// settled again; the facilitator refuses a transaction settled once, so
+	// the retry gets a 402, never a second charge.
+	_ = g.Records.Complete(bg, claim, rec, g.recordTTL())
+	return a
+}
+
+func (g *Gateway) recordTTL() time.Duration {
+	if g.RecordTTL <= 0 {
+		return 7 * 24 * time.Hour
+	}
+	return g.RecordTTL
+}
+
+// price renders atomic USDC units (6 decimals) as a decimal amount.
+func price(cfg x402.Config) string {
+	var n int64
+	fmt.Sscan(cfg.Amount(), &n)
+	return fmt.Sprintf("%d.%02d", n/1_000_000, n%1_000_000/10_000)
+}
