@@ -19,10 +19,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/facilitator"
 	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/origin"
@@ -189,6 +191,7 @@ func TestMCPWireProtocol(t *testing.T) {
 // site that passes most checks (full), one that fails many (peer), and an
 // address nobody listens on (dead).
 type mcpEnv struct {
+	fac        *facilitator.Server
 	o          *testOrigin
 	cs         *mcp.ClientSession
 	full, peer *fixture.Site
@@ -199,11 +202,13 @@ type mcpEnv struct {
 // case and the condition that broke. Cases do not depend on each other's
 // order; one that needs a scan to exist (get_showcase) makes it first.
 func TestMCPTools(t *testing.T) {
-	o := startOrigin(t, origin.Config{}, nil)
+	fac := facilitator.Start()
+	t.Cleanup(fac.Close)
+	o := startOrigin(t, origin.Config{Payment: x402.Config{PayTo: testPayee}, FacilitatorURL: fac.URL}, nil)
 	closed, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + closed.Addr().String()
 	closed.Close()
-	e := mcpEnv{o: o, cs: connect(t, o, ""), full: site(t, "full"), peer: site(t, "peer"), dead: dead}
+	e := mcpEnv{fac: fac, o: o, cs: connect(t, o, ""), full: site(t, "full"), peer: site(t, "peer"), dead: dead}
 
 	for _, tc := range []struct {
 		name string
@@ -216,6 +221,7 @@ func TestMCPTools(t *testing.T) {
 		{"compare_sites", mcpCompareSites},
 		{"get_recommendations", mcpRecommendations},
 		{"deep_scan/payment required", mcpDeepScan},
+		{"deep_scan/paid in _meta", mcpDeepScanPaid},
 		{"scan_batch/one site up, one down", mcpScanBatch},
 		{"validate_llms_txt/from a url", mcpLLMSFromURL},
 		{"validate_llms_txt/inline", mcpLLMSInline},
@@ -382,6 +388,59 @@ func mcpDeepScan(t *testing.T, e mcpEnv) {
 	}
 	if pr.Accepts[0].Amount != "100000" || !strings.HasPrefix(pr.Accepts[0].Network, "solana:") {
 		t.Errorf("asks %s on %s, want 100000 (0.10 USDC) on solana:", pr.Accepts[0].Amount, pr.Accepts[0].Network)
+	}
+}
+
+// The x402 MCP transport: the payment in _meta["x402/payment"], the deep
+// report in the result and the settlement in _meta["x402/payment-response"];
+// the same payment again returns the same report without a second settlement.
+func mcpDeepScanPaid(t *testing.T, e mcpEnv) {
+	var pr x402.PaymentRequired
+	structured(t, call(t, e.cs, "deep_scan", map[string]any{"url": e.full.URL}), &pr)
+	payload := map[string]any{"x402Version": 2, "resource": pr.Resource, "accepted": pr.Accepts[0],
+		"payload": map[string]string{"transaction": facilitator.Token("McpPayer", pr.Accepts[0].Amount, pr.Accepts[0].PayTo, "mcp-1")}}
+	settlesBefore := len(e.fac.Calls("/settle"))
+	var first []byte
+	for i := range 2 {
+		res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "deep_scan", Arguments: map[string]any{"url": e.full.URL},
+			Meta: mcp.Meta{"x402/payment": payload}})
+		if err != nil || res.IsError {
+			t.Fatalf("paid deep_scan %d: %v %+v", i, err, res)
+		}
+		var out struct {
+			URL  string `json:"url"`
+			Deep *struct {
+				Probes []json.RawMessage `json:"probes"`
+			} `json:"deep"`
+		}
+		structured(t, res, &out)
+		if out.Deep == nil || out.URL == "" {
+			t.Errorf("paid deep_scan %d: no deep block", i)
+		}
+		settled, _ := res.Meta["x402/payment-response"].(map[string]any)
+		if settled["success"] != true || settled["transaction"] == "" {
+			t.Errorf("paid deep_scan %d: settlement %v", i, res.Meta)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if i == 0 {
+			first = b
+		} else if string(b) != string(first) {
+			t.Error("the same payment sent again returned another report")
+		}
+	}
+	if n := len(e.fac.Calls("/settle")) - settlesBefore; n != 1 {
+		t.Errorf("%d settlements for one payment over MCP", n)
+	}
+	forged := map[string]any{"x402Version": 2, "resource": pr.Resource, "accepted": pr.Accepts[0],
+		"payload": map[string]string{"transaction": "Zm9yZ2VkOng="}} // base64("forged:x")
+	res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "deep_scan", Arguments: map[string]any{"url": e.full.URL},
+		Meta: mcp.Meta{"x402/payment": forged}})
+	if err != nil || !res.IsError {
+		t.Fatalf("forged payment: %v %+v", err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), "invalid_exact_svm_payload_transaction_signature") || !strings.Contains(string(b), `"x402Version":2`) {
+		t.Errorf("forged payment: %s", b)
 	}
 }
 

@@ -3,6 +3,8 @@ package origin
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -187,6 +189,28 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 			return s.cfg.Limiter.AllowN(ctx, "scan:"+c.Key(), ratelimit.PerDay(s.cfg.Allowances.For(c.Tier)), n)
 		},
 		History: st.History(), Curated: cfg.Curated, Payment: cfg.Payment, Version: cfg.Version,
+		Gateway: func(ctx context.Context, url, base string, pay json.RawMessage) (int, map[string]string, []byte) {
+			req := payment.Request{URL: url, Base: base}
+			if len(pay) > 0 {
+				// The MCP transport carries the PaymentPayload as JSON; the
+				// gateway reads it as the HTTP headers carry it.
+				var v struct {
+					X402Version int `json:"x402Version"`
+				}
+				_ = json.Unmarshal(pay, &v)
+				h := base64.StdEncoding.EncodeToString(pay)
+				if v.X402Version == 1 {
+					req.V1 = h
+				} else {
+					req.V2 = h
+				}
+			}
+			if req.Base == "" {
+				req.Base = strings.TrimSuffix(cfg.BaseURL, "/")
+			}
+			a := s.gateway.Serve(context.WithValue(ctx, baseKey{}, req.Base), req)
+			return a.Status, a.Header, a.Body
+		},
 		Audit: func(ctx context.Context, c identity.Caller, tool string, urls []string, outcome string) {
 			s.audit(c, "mcp."+tool, strings.Join(urls, " "), outcome)
 		},

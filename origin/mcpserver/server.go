@@ -46,6 +46,10 @@ type Deps struct {
 	Curated []string // showcase sites chosen by the operator
 	Payment x402.Config
 	Version string
+	// Gateway sells a deep scan of url for the x402 payment (a PaymentPayload
+	// as JSON, nil when none was sent): the HTTP gateway's own logic. base is
+	// the public base URL. It answers as the HTTP gateway would.
+	Gateway func(ctx context.Context, url, base string, payment json.RawMessage) (status int, header map[string]string, body []byte)
 	// Audit records each scan-costing tool call: who, which tool, which sites, outcome.
 	Audit func(ctx context.Context, c identity.Caller, tool string, urls []string, outcome string)
 }
@@ -233,6 +237,11 @@ func (s *Server) charge(ctx context.Context, req *mcp.CallToolRequest, urls ...s
 	r, err := s.d.Charge(ctx, c, len(urls))
 	if err != nil {
 		return nil, fmt.Errorf("the allowance store does not answer; retry shortly: %w", err)
+	}
+	if r.Allowed == 0 && s.d.Payment.PayTo == "" {
+		// Nothing is sold here: say when the allowance comes back, and advertise no payment.
+		return nil, &ToolError{fmt.Sprintf("daily allowance used up (%d scans a day; %d needed, %d left); retry after %s, or use a bearer token or an API key for a higher allowance",
+			r.Limit.Rate, len(urls), r.Remaining, r.RetryAfter.Round(1e9))}
 	}
 	if r.Allowed == 0 {
 		return s.paymentRequired(req, fmt.Sprintf("daily allowance used up (%d scans a day; %d needed, %d left); pay per scan over x402 or retry after %s",

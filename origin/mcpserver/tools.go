@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,6 +47,18 @@ type ScanOutput struct {
 	Score        report.Score           `json:"score" jsonschema:"Score summary: value 0-100, grade A-F, counts, and the level-4 indexable sub-score."`
 	Levels       []report.LevelProgress `json:"levels" jsonschema:"Progress per level."`
 	Checks       []report.Check         `json:"checks" jsonschema:"Per-check results (all 48, or only the failing ones)."`
+}
+
+// DeepScanOutput is the deep scan's report: the full report plus its deep block.
+type DeepScanOutput struct {
+	URL          string                 `json:"url" jsonschema:"The scanned site root."`
+	Timestamp    time.Time              `json:"timestamp" jsonschema:"When the scan ran."`
+	CurrentLevel int                    `json:"currentLevel" jsonschema:"Highest level reached, 0 (Not Ready) to 3 (Optimized)."`
+	Score        report.Score           `json:"score" jsonschema:"Score summary: value 0-100, grade A-F, counts, and the level-4 indexable sub-score."`
+	Levels       []report.LevelProgress `json:"levels" jsonschema:"Progress per level."`
+	Checks       []report.Check         `json:"checks" jsonschema:"All 48 per-check results."`
+	Rendered     *report.Rendered       `json:"rendered,omitempty" jsonschema:"The homepage after its scripts ran, when the service has a browser."`
+	Deep         *report.Deep           `json:"deep" jsonschema:"What the deep scan tried (live MCP, OAuth, API and A2A probes, several pages) and what broke; not scored."`
 }
 
 type DefinitionsInput struct {
@@ -208,7 +223,7 @@ func (s *Server) register() error {
 		},
 		func() error {
 			return addTool(s, &mcp.Tool{Name: "deep_scan", Title: "Paid deep scan (x402)",
-				Description: "The paid deep scan, 0.10 USDC on Solana over x402. It always answers with x402 payment requirements (an error result whose structured content is the x402 v2 PaymentRequired object): payment verification for deep scans is not available yet, so no deep report is returned and nothing is charged. Use scan_url for the free scan.",
+				Description: "The paid deep scan, 0.10 USDC on Solana over x402: the full report plus a deep block in which the site's declarations are used the way an agent would (live MCP connection and tool schemas, OAuth metadata and challenge, API servers and documented errors, the A2A agent, up to 20 pages), each with what broke. Without a payment it answers the x402 payment requirements (an error result whose structured content is the v2 PaymentRequired object); send the payment in _meta[\"x402/payment\"] (a PaymentPayload) and the result carries the report and _meta[\"x402/payment-response\"] (the settlement). The payment is settled only when a report is produced; the same payment sent again returns the same report. Use scan_url for the free scan.",
 				Annotations: readOnly(true)}, s.deepScan)
 		},
 		func() error {
@@ -425,11 +440,74 @@ func renderPlan(p advice.Plan) *RecommendationsOutput {
 	return out
 }
 
-func (s *Server) deepScan(_ context.Context, req *mcp.CallToolRequest, in URLInput) (*mcp.CallToolResult, *ScanOutput, error) {
-	if _, err := s.site(in.URL); err != nil {
+// deepScan sells the deep scan over the x402 MCP transport: without a
+// payment in _meta["x402/payment"] it answers the payment requirements (an
+// error result whose structured content is the v2 PaymentRequired); with
+// one, the HTTP gateway's logic verifies, scans and settles, and the result
+// carries the deep report and _meta["x402/payment-response"].
+func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLInput) (*mcp.CallToolResult, *DeepScanOutput, error) {
+	u, err := s.site(in.URL)
+	if err != nil {
 		return nil, nil, err
 	}
-	return s.paymentRequired(req, "payment required for a deep scan; payment verification is not available yet, so no payment is accepted and nothing is charged"), nil, nil
+	if s.d.Gateway == nil {
+		return nil, nil, &ToolError{"the paid deep scan is not available on this server"}
+	}
+	var pay json.RawMessage
+	if v, ok := req.Params.GetMeta()["x402/payment"]; ok && v != nil {
+		pay, _ = json.Marshal(v)
+	}
+	status, header, body := s.d.Gateway(ctx, u, baseOf(req), pay)
+	if s.d.Audit != nil {
+		s.d.Audit(ctx, callerOf(req), req.Params.Name, []string{u}, fmt.Sprint(status))
+	}
+	switch {
+	case status == http.StatusPaymentRequired:
+		// The v2 PaymentRequired, as the transport spec puts it: the same
+		// object the HTTP gateway sends base64 in PAYMENT-REQUIRED.
+		raw, err := base64.StdEncoding.DecodeString(header["PAYMENT-REQUIRED"])
+		if err != nil {
+			return nil, nil, &ToolError{"the gateway's payment requirements could not be read"}
+		}
+		var pr map[string]any
+		if json.Unmarshal(raw, &pr) == nil {
+			var refusal struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(body, &refusal)
+			if refusal.Message != "" {
+				pr["error"] = refusal.Message
+			}
+			raw, _ = json.Marshal(pr)
+		}
+		return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(raw), Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}}, nil, nil
+	case status != http.StatusOK:
+		var e struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(body, &e)
+		if e.Message == "" {
+			e.Message = fmt.Sprintf("the deep scan failed (HTTP %d)", status)
+		}
+		return nil, nil, &ToolError{e.Message}
+	}
+	var r report.Result
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, nil, &ToolError{"the deep report could not be decoded"}
+	}
+	out := &mcp.CallToolResult{}
+	for _, h := range []string{"PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"} {
+		if v := header[h]; v != "" {
+			if raw, err := base64.StdEncoding.DecodeString(v); err == nil {
+				var settled map[string]any
+				if json.Unmarshal(raw, &settled) == nil {
+					out.Meta = mcp.Meta{"x402/payment-response": settled}
+				}
+			}
+		}
+	}
+	return out, &DeepScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, Score: r.Score, Levels: r.Levels,
+		Checks: r.Checks, Rendered: r.Rendered, Deep: r.Deep}, nil
 }
 
 func (s *Server) batch(ctx context.Context, req *mcp.CallToolRequest, in BatchInput) (*mcp.CallToolResult, *BatchOutput, error) {
