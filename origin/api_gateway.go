@@ -1,10 +1,14 @@
 package origin
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -35,8 +39,8 @@ func (s *Server) newGateway(sc *engine.Scanner) *payment.Gateway {
 		// The deep scan's deadline plus verifying and settling: a retry of the
 		// same payment waits (409) until then rather than buying it twice.
 		Lease: deep.Options().DeepDeadline + 30*time.Second,
-		Scan: func(ctx context.Context, target string) ([]byte, error) {
-			return s.deepScan(ctx, deep, target)
+		Scan: func(ctx context.Context, target string, progress func(engine.Event)) ([]byte, error) {
+			return s.deepScan(ctx, deep, target, progress)
 		},
 	}
 }
@@ -58,12 +62,12 @@ func (s *Server) PaymentConfig() PaymentMode {
 
 // deepScan runs one deep scan with a scan worker, then, when a browser is
 // present, captures the homepage and links the screenshot.
-func (s *Server) deepScan(ctx context.Context, deep *engine.Scanner, target string) ([]byte, error) {
+func (s *Server) deepScan(ctx context.Context, deep *engine.Scanner, target string, progress func(engine.Event)) ([]byte, error) {
 	release, err := s.scans.pool.acquire(ctx)
 	if err != nil {
 		return nil, refusalOf(err)
 	}
-	res, _, err := deep.DeepScan(ctx, target, nil)
+	res, _, err := deep.DeepScan(ctx, target, progress)
 	release()
 	if err != nil {
 		return nil, refusalOf(err)
@@ -112,14 +116,122 @@ func (s *Server) scanGateway(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	base := s.baseURL(ctx)
+	stream, aerr := wantsStream(ctx)
+	if aerr != nil {
+		writeError(ctx, aerr)
+		return
+	}
+	// Not ctx: fasthttp recycles it while a stream may still run.
 	rctx, cancel := context.WithCancel(context.WithValue(s.base, baseKey{}, base))
-	defer cancel()
-	a := s.gateway.Serve(rctx, payment.Request{URL: target, Base: base,
+	purchase, done := s.gateway.Begin(rctx, payment.Request{URL: target, Base: base,
 		V2: string(ctx.Request.Header.Peek(x402.HeaderSignature)), V1: string(ctx.Request.Header.Peek(x402.HeaderPaymentV1))})
+	if done == nil && stream {
+		s.streamPurchase(ctx, target, purchase, rctx, cancel)
+		return
+	}
+	defer cancel()
+	a := done
+	if a == nil {
+		finished := purchase.Finish(rctx, nil)
+		a = &finished
+	}
+	writeAnswer(ctx, *a)
+	s.audit(s.caller(ctx), "scan.deep", target, outcome(ctx))
+}
+
+func writeAnswer(ctx *fasthttp.RequestCtx, a payment.Answer) {
 	for k, v := range a.Header {
 		ctx.Response.Header.Set(k, v)
 	}
 	ctx.SetStatusCode(a.Status)
 	ctx.SetBody(a.Body)
-	s.audit(s.caller(ctx), "scan.deep", target, outcome(ctx))
+}
+
+// wantsStream: the gateway answers a verified purchase as Server-Sent
+// Events when the caller accepts only text/event-stream or prefers it.
+func wantsStream(ctx *fasthttp.RequestCtx) (bool, *APIError) {
+	acc := string(ctx.Request.Header.Peek("Accept"))
+	return strings.Contains(acc, "text/event-stream") && !strings.Contains(acc, "application/json"), nil
+}
+
+// streamPurchase runs a verified purchase as a stream: scan.started, every
+// check and deep probe as it finishes, then payment.settled (the
+// settlement, as the PAYMENT-RESPONSE header would carry it) and
+// scan.completed with the report — or an error event, with nothing settled.
+// Refusals before verification never get here: they are ordinary answers.
+func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *payment.Purchase, rctx context.Context, cancel context.CancelFunc) {
+	caller := s.caller(ctx)
+	events := make(chan sseEvent, 64)
+	send := func(e sseEvent) {
+		select {
+		case events <- e:
+		case <-rctx.Done():
+		}
+	}
+	go func() {
+		defer close(events)
+		send(sseEvent{name: EventStarted, data: started(target, nil)})
+		a := p.Finish(rctx, func(e engine.Event) {
+			switch e.Kind {
+			case engine.EventCheckFinished:
+				b, _ := json.Marshal(e.Check)
+				send(sseEvent{name: EventCheck, data: b})
+			case engine.EventProbeFinished:
+				b, _ := json.Marshal(e.Probe)
+				send(sseEvent{name: EventProbe, data: b})
+			}
+		})
+		if a.Status != 200 {
+			send(sseEvent{name: EventError, data: a.Body, status: a.Status})
+			return
+		}
+		for _, h := range []string{x402.HeaderResponse, x402.HeaderResponseV1} {
+			if v := a.Header[h]; v != "" {
+				b, _ := json.Marshal(map[string]string{"header": h, "value": v})
+				send(sseEvent{name: EventSettled, data: b})
+			}
+		}
+		send(sseEvent{name: EventCompleted, data: a.Body, status: 200})
+	}()
+	ctx.SetUserValue(streamingKey, true)
+	ctx.SetContentType("text/event-stream; charset=utf-8")
+	ctx.Response.Header.Set("Cache-Control", "no-cache")
+	ctx.Response.Header.Set("X-Accel-Buffering", "no")
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer cancel()
+		status := statusClientGone
+		defer func() {
+			s.m.request(x402.GatewayPath, status)
+			s.audit(caller, "scan.deep", target, strconv.Itoa(status))
+		}()
+		start := time.Now()
+		fmt.Fprintf(w, "retry: 3000\n\n")
+		if w.Flush() != nil {
+			return
+		}
+		tick := time.NewTicker(s.cfg.Heartbeat)
+		defer tick.Stop()
+		id := 0
+		for {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					return
+				}
+				id++
+				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, e.name, e.data)
+				if w.Flush() != nil {
+					return // client gone: cancel stops the scan, and the purchase is given back unsettled
+				}
+				if e.status != 0 {
+					status = e.status
+				}
+			case <-tick.C:
+				fmt.Fprintf(w, "event: %s\ndata: {\"elapsedMs\":%d}\n\n", EventHeartbeat, time.Since(start).Milliseconds())
+				if w.Flush() != nil {
+					return
+				}
+			}
+		}
+	})
 }

@@ -101,6 +101,9 @@ const (
 	EventCompleted = "scan.completed"
 	EventError     = "error"
 	EventHeartbeat = "heartbeat"
+	// The paid deep scan's stream adds these.
+	EventProbe   = "probe"           // a deep probe finished
+	EventSettled = "payment.settled" // the settlement, before scan.completed
 )
 
 type sseEvent struct {

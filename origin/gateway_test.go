@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/internal/facilitator"
+	"github.com/agentready/agentready/internal/sse"
 	"github.com/agentready/agentready/origin"
 )
 
@@ -181,5 +182,74 @@ func TestGatewayRefusals(t *testing.T) {
 	resp, b = gatewayPost(t, free, s.URL)
 	if resp.StatusCode != 503 || envelope(t, b).Code != "payments_disabled" || resp.Header.Get("PAYMENT-REQUIRED") != "" {
 		t.Errorf("no payee: %d %s", resp.StatusCode, b)
+	}
+}
+
+// A caller that accepts text/event-stream watches a verified purchase run:
+// scan.started, every check and deep probe, payment.settled, then
+// scan.completed with the report. A refusal before verification is an
+// ordinary JSON answer.
+func TestGatewayStream(t *testing.T) {
+	o, fac := gatewayOrigin(t, testPayee)
+	s := site(t, "full")
+	resp, _ := gatewayPost(t, o, s.URL)
+	var req x402.PaymentRequired
+	decodeB64JSON(t, resp.Header.Get("PAYMENT-REQUIRED"), &req)
+
+	resp, b := gatewayPost(t, o, s.URL, "Accept", "text/event-stream", "PAYMENT-SIGNATURE", payV2(t, req, base64.StdEncoding.EncodeToString([]byte("forged:x"))))
+	if resp.StatusCode != 402 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("a refused payment on a stream request: %d %s", resp.StatusCode, b)
+	}
+
+	hreq, _ := http.NewRequest("POST", o.URL+x402.GatewayPath, strings.NewReader(`{"url":"`+s.URL+`"}`))
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("PAYMENT-SIGNATURE", payV2(t, req, facilitator.Token("Streamer", "100000", testPayee, "s1")))
+	hresp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hresp.Body.Close()
+	if hresp.StatusCode != 200 || !strings.HasPrefix(hresp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %d %s", hresp.StatusCode, hresp.Header.Get("Content-Type"))
+	}
+	count := map[string]int{}
+	var order []string
+	var completed, settledEv string
+	r := sse.NewReader(hresp.Body)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			break
+		}
+		count[e.Name]++
+		if len(order) == 0 || order[len(order)-1] != e.Name {
+			order = append(order, e.Name)
+		}
+		switch e.Name {
+		case "scan.completed":
+			completed = e.Data
+		case "payment.settled":
+			settledEv = e.Data
+		}
+	}
+	if count["scan.started"] != 1 || count["check"] != 48 || count["probe"] == 0 || count["payment.settled"] != 1 || count["scan.completed"] != 1 {
+		t.Errorf("events: %v", count)
+	}
+	if got := strings.Join(order, " "); got != "scan.started check probe payment.settled scan.completed" {
+		t.Errorf("order: %s", got)
+	}
+	var rep deepReport
+	if json.Unmarshal([]byte(completed), &rep) != nil || rep.Deep == nil || len(rep.Deep.Probes) != count["probe"] {
+		t.Errorf("completed: %.200s", completed)
+	}
+	var hs struct{ Header, Value string }
+	var settled x402.Settlement
+	if json.Unmarshal([]byte(settledEv), &hs) != nil || hs.Header != "PAYMENT-RESPONSE" {
+		t.Fatalf("payment.settled: %s", settledEv)
+	}
+	decodeB64JSON(t, hs.Value, &settled)
+	if !settled.Success || len(fac.Calls("/settle")) != 1 {
+		t.Errorf("settlement %+v after %d settle calls", settled, len(fac.Calls("/settle")))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/x402"
+	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/origin/store"
 )
 
@@ -24,7 +25,7 @@ type Gateway struct {
 	// Scan runs the deep scan of url and returns its report as JSON. A
 	// failure the caller can act on is a *Refusal; the payment is then not
 	// settled.
-	Scan func(ctx context.Context, url string) ([]byte, error)
+	Scan func(ctx context.Context, url string, progress func(engine.Event)) ([]byte, error)
 	// Lease is how long a payment being served stays with its origin before
 	// a retry may take it over (the deep scan's deadline plus settling).
 	Lease time.Duration
@@ -153,29 +154,61 @@ func key(raw []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Purchase is a verified payment for one deep scan, held under its record
+// until Finish settles it (or gives it back).
+type Purchase struct {
+	g            *Gateway
+	r            Request
+	version      int
+	raw          []byte
+	requirements any
+	claim        *store.Claim
+	cfg          x402.Config
+}
+
 // Serve answers one gateway request.
 func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
+	p, a := g.Begin(ctx, r)
+	if a != nil {
+		return *a
+	}
+	return p.Finish(ctx, nil)
+}
+
+// Begin does everything before the scan: requirements, the payment's
+// terms, its record (replays answer from it), the facilitator's
+// verification. A non-nil Answer is the whole answer (a refusal or a
+// replay); otherwise the purchase is verified and Finish completes it.
+func (g *Gateway) Begin(ctx context.Context, r Request) (*Purchase, *Answer) {
+	p, a := g.begin(ctx, r)
+	if p == nil {
+		return nil, &a
+	}
+	return p, nil
+}
+
+func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 	if g.Pay.PayTo == "" {
-		return refused(&Refusal{Status: 503, Code: apierr.PaymentsDisabled,
+		return nil, refused(&Refusal{Status: 503, Code: apierr.PaymentsDisabled,
 			Message: "This deployment takes no payments (no payee is configured), so there is no paid deep scan here; use the free scan at /api/scan."})
 	}
 	cfg, err := g.requirement(ctx)
 	if err != nil {
-		return unavailable(err)
+		return nil, unavailable(err)
 	}
 	p, raw, sent, err := x402.DecodePayment(r.V2, r.V1)
 	switch {
 	case !sent:
-		return paymentRequired(cfg, r.Base, "", "A deep scan costs "+price(cfg)+" USDC, paid over x402: send the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) with this same request. The requirements are in the PAYMENT-REQUIRED header (v2) and in accepts (v1).")
+		return nil, paymentRequired(cfg, r.Base, "", "A deep scan costs "+price(cfg)+" USDC, paid over x402: send the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) with this same request. The requirements are in the PAYMENT-REQUIRED header (v2) and in accepts (v1).")
 	case err != nil:
-		return paymentRequired(cfg, r.Base, "invalid_payload", "The payment header could not be read ("+err.Error()+"); send a base64 JSON PaymentPayload as the x402 client libraries do.")
+		return nil, paymentRequired(cfg, r.Base, "invalid_payload", "The payment header could not be read ("+err.Error()+"); send a base64 JSON PaymentPayload as the x402 client libraries do.")
 	}
 	want := cfg.Requirement()
 	resource := r.Base + x402.GatewayPath
 	if err := x402.Check(p, want, resource); err != nil {
 		var mm *x402.Mismatch
 		errors.As(err, &mm)
-		return paymentRequired(cfg, r.Base, mm.Reason, "The payment does not match what a deep scan costs here: "+mm.Detail+". Pay the requirements in PAYMENT-REQUIRED.")
+		return nil, paymentRequired(cfg, r.Base, mm.Reason, "The payment does not match what a deep scan costs here: "+mm.Detail+". Pay the requirements in PAYMENT-REQUIRED.")
 	}
 	requirements := any(want)
 	if p.X402Version == 1 {
@@ -188,26 +221,26 @@ func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
 	id := key(raw)
 	claim, existing, err := g.Records.Begin(ctx, recordScope, id, r.URL, g.Lease)
 	if err != nil {
-		return refused(&Refusal{Status: 503, Code: apierr.StateUnavailable, RetryAfter: 1,
+		return nil, refused(&Refusal{Status: 503, Code: apierr.StateUnavailable, RetryAfter: 1,
 			Message: "The state store does not answer, so a payment cannot be checked against replays; nothing was charged. Retry in a moment."})
 	}
 	if claim == nil {
 		switch {
 		case existing.Fingerprint != r.URL:
-			return paymentRequired(cfg, r.Base, "payment_already_used", "This payment already bought a deep scan of another site; each payment buys one scan. Make a new payment.")
+			return nil, paymentRequired(cfg, r.Base, "payment_already_used", "This payment already bought a deep scan of another site; each payment buys one scan. Make a new payment.")
 		case existing.State == store.IdemInFlight:
 			wait := 1
 			if !existing.Expires.IsZero() {
 				wait = max(1, int(math.Ceil(time.Until(existing.Expires).Seconds())))
 			}
-			return refused(&Refusal{Status: 409, Code: apierr.IdempotencyInFlight, RetryAfter: wait,
+			return nil, refused(&Refusal{Status: 409, Code: apierr.IdempotencyInFlight, RetryAfter: wait,
 				Message: "This payment is being served right now (another request carried it); retry after Retry-After seconds to receive the same report."})
 		}
 		a := Answer{Status: existing.Status, Header: map[string]string{"Idempotent-Replayed": "true"}, Body: existing.Body}
 		for k, v := range existing.Header {
 			a.Header[k] = v
 		}
-		return a
+		return nil, a
 	}
 	release := func() {
 		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -218,7 +251,7 @@ func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
 	v, err := g.Facilitator.Verify(ctx, p.X402Version, raw, requirements)
 	if err != nil {
 		release()
-		return unavailable(err)
+		return nil, unavailable(err)
 	}
 	if !v.IsValid {
 		release()
@@ -226,10 +259,25 @@ func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
 		if reason == "" {
 			reason = "invalid_payload"
 		}
-		return paymentRequired(cfg, r.Base, reason, "The facilitator refused the payment ("+reason+"); nothing was charged. Fix the payment and send it again.")
+		return nil, paymentRequired(cfg, r.Base, reason, "The facilitator refused the payment ("+reason+"); nothing was charged. Fix the payment and send it again.")
 	}
 
-	report, err := g.Scan(ctx, r.URL)
+	return &Purchase{g: g, r: r, version: p.X402Version, raw: raw, requirements: requirements, claim: claim, cfg: cfg}, Answer{}
+}
+
+func (p *Purchase) release(ctx context.Context) {
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	_ = p.g.Records.Release(bg, p.claim)
+}
+
+// Finish runs the deep scan (progress, when set, sees its events), settles
+// the payment when the scan produced a report, and records the answer so
+// the same payment replays it.
+func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answer {
+	g, r, raw, requirements, cfg := p.g, p.r, p.raw, p.requirements, p.cfg
+	release := func() { p.release(ctx) }
+	report, err := g.Scan(ctx, r.URL, progress)
 	if err != nil {
 		release() // not settled: the same payment may be sent again
 		var ref *Refusal
@@ -240,7 +288,7 @@ func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
 		return refused(&Refusal{Status: 500, Code: apierr.Internal, Message: "The deep scan failed unexpectedly; the payment was not settled. Retry with the same payment."})
 	}
 
-	s, err := g.Facilitator.Settle(ctx, p.X402Version, raw, requirements)
+	s, err := g.Facilitator.Settle(ctx, p.version, raw, requirements)
 	if err != nil {
 		release()
 		return unavailable(err)
@@ -254,7 +302,7 @@ func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
 		return paymentRequired(cfg, r.Base, reason, "The facilitator could not settle the payment ("+reason+"); nothing was charged and no report is returned. Fix the payment and send it again.")
 	}
 	header := x402.HeaderResponse
-	if p.X402Version == 1 {
+	if p.version == 1 {
 		header = x402.HeaderResponseV1
 		s.Network = x402.V1Name(s.Network)
 	}
@@ -267,7 +315,7 @@ func (g *Gateway) Serve(ctx context.Context, r Request) Answer {
 	// (the store down) would let a retry of this payment be verified and
 	// settled again; the facilitator refuses a transaction settled once, so
 	// the retry gets a 402, never a second charge.
-	_ = g.Records.Complete(bg, claim, rec, g.recordTTL())
+	_ = g.Records.Complete(bg, p.claim, rec, g.recordTTL())
 	return a
 }
 
