@@ -1,0 +1,685 @@
+package gather
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/weburl"
+)
+
+// The deep probes oauth.metadata and oauth.challenge: the site's OAuth
+// discovery documents (RFC 8414 / OpenID discovery, RFC 9728) followed the
+// way an agent follows them, then, when the authorization server offers
+// anonymous client credentials, a token obtained and used on the API.
+
+// Well-known suffixes of the OAuth discovery documents.
+const (
+	WellKnownAS   = "/.well-known/oauth-authorization-server"
+	WellKnownOIDC = "/.well-known/openid-configuration"
+	WellKnownPRM  = "/.well-known/oauth-protected-resource"
+)
+
+// Caps on what one hostile document can make us keep or try.
+const (
+	maxOAuthList   = 100 // entries kept of any array member
+	maxOAuthString = 2048
+	maxScopes      = 10 // scopes asked for in the token request
+)
+
+// OAuthFields is what the deep probes read of an OAuth metadata document:
+// authorization-server members (RFC 8414, OpenID discovery) and
+// protected-resource members (RFC 9728) share one shape.
+type OAuthFields struct {
+	Issuer               string
+	TokenEndpoint        string
+	GrantTypes           []string
+	HasGrantTypes        bool // grant_types_supported is present (RFC 8414's default is authorization_code and implicit)
+	AuthMethods          []string
+	Scopes               []string
+	Resource             string
+	AuthorizationServers []string
+	// Problems are members present with the wrong type, worded for site owners.
+	Problems []string
+}
+
+// ErrNotJSONObject is returned for a metadata body that is not a JSON object.
+var ErrNotJSONObject = errors.New("not a JSON object")
+
+// ParseOAuthFields reads the members the deep probes use; a member of the
+// wrong type is a problem, not a reason to ignore the others.
+func ParseOAuthFields(body []byte) (*OAuthFields, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), &m); err != nil || m == nil {
+		return nil, ErrNotJSONObject
+	}
+	f := &OAuthFields{}
+	str := func(key string) string {
+		raw, ok := m[key]
+		if !ok || string(raw) == "null" {
+			return ""
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			f.Problems = append(f.Problems, key+" is not a string")
+			return ""
+		}
+		if len(s) > maxOAuthString {
+			f.Problems = append(f.Problems, key+" is longer than 2048 characters")
+			return ""
+		}
+		return s
+	}
+	list := func(key string) ([]string, bool) {
+		raw, ok := m[key]
+		if !ok || string(raw) == "null" {
+			return nil, false
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			f.Problems = append(f.Problems, key+" is not an array")
+			return nil, true
+		}
+		var out []string
+		for _, it := range items {
+			var s string
+			if json.Unmarshal(it, &s) != nil || len(s) > maxOAuthString {
+				f.Problems = append(f.Problems, key+" holds something other than short strings")
+				continue
+			}
+			if len(out) < maxOAuthList {
+				out = append(out, s)
+			}
+		}
+		return out, true
+	}
+	f.Issuer = str("issuer")
+	f.TokenEndpoint = str("token_endpoint")
+	f.Resource = str("resource")
+	f.GrantTypes, f.HasGrantTypes = list("grant_types_supported")
+	f.AuthMethods, _ = list("token_endpoint_auth_methods_supported")
+	f.Scopes, _ = list("scopes_supported")
+	f.AuthorizationServers, _ = list("authorization_servers")
+	return f, nil
+}
+
+// AnonymousClientCredentials reports an authorization server that lets a
+// client without registered credentials use the client_credentials grant:
+// both the grant and the "none" authentication method are advertised.
+func (f *OAuthFields) AnonymousClientCredentials() bool {
+	if f == nil {
+		return false
+	}
+	return contains(f.GrantTypes, "client_credentials") && contains(f.AuthMethods, "none")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// MetadataURLs are where the metadata of issuer is published, in the order
+// MCP clients try them: RFC 8414's suffix inserted before the issuer's path,
+// OpenID's inserted, then OpenID's appended (the last two coincide for an
+// issuer without a path). nil for an issuer that is not an http(s) URL.
+func MetadataURLs(issuer string) []string {
+	u, err := url.Parse(issuer)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil
+	}
+	// RFC 8414 §3.1: a terminating "/" of the issuer's path is removed first.
+	p := strings.TrimSuffix(u.EscapedPath(), "/")
+	root := u.Scheme + "://" + u.Host
+	out := []string{root + WellKnownAS + p, root + WellKnownOIDC + p}
+	if p != "" {
+		out = append(out, root+p+WellKnownOIDC)
+	}
+	return out
+}
+
+// IssuerOf is the issuer a metadata URL was built from (the inverse of
+// MetadataURLs), "" when the URL is not a metadata URL.
+func IssuerOf(metadataURL string) string {
+	u, err := url.Parse(metadataURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	root, p := u.Scheme+"://"+u.Host, u.EscapedPath()
+	for _, wk := range []string{WellKnownAS, WellKnownOIDC} {
+		if rest, ok := strings.CutPrefix(p, wk); ok && (rest == "" || strings.HasPrefix(rest, "/")) {
+			return root + rest
+		}
+	}
+	if rest, ok := strings.CutSuffix(p, WellKnownOIDC); ok {
+		return root + rest
+	}
+	return ""
+}
+
+// IsLoopback reports a loopback host (fixture sites on 127.0.0.1), where
+// plain http is the site's own scheme and not a downgrade.
+func IsLoopback(u *url.URL) bool {
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// OAuthMetadata is what oauth.metadata judges: the free scan's
+// protected-resource metadata, the authorization-server metadata an agent
+// reaches from it (or from the site's origin), and one request to the token
+// endpoint.
+type OAuthMetadata struct {
+	PRM       *fetch.Response // the free scan's answer at /.well-known/oauth-protected-resource
+	PRMFields *OAuthFields    // nil unless found and a JSON object
+	// Issuer is the authorization server looked up: the first same-site
+	// entry of the PRM's authorization_servers, else the site's origin.
+	Issuer string
+	// FromPRM is set when Issuer came from the PRM's authorization_servers.
+	FromPRM bool
+	// CrossSite lists authorization servers on another registrable domain
+	// (not fetched; at most 20).
+	CrossSite []string
+	AS        *fetch.Response // the metadata found, or the last URL tried; nil when none was tried
+	ASTried   []string
+	ASFields  *OAuthFields // nil unless AS was found and is a JSON object
+	// Token is a GET of token_endpoint (any answer but a transport failure
+	// or a 5xx shows it is there); nil when TokenSkip says why not.
+	Token     *fetch.Response
+	TokenSkip string
+}
+
+// Found reports that either discovery document exists.
+func (m *OAuthMetadata) Found() bool {
+	return m != nil && (m.PRM.Found() || m.AS.Found())
+}
+
+// OAuthMeta is the artifact of oauth.metadata.
+var OAuthMeta = NewKey[*OAuthMetadata]("deep-oauth-metadata")
+
+// At most 4 requests: up to 3 metadata URLs of a path issuer named by the
+// PRM (the root ones are the free scan's, answered from the session's
+// cache), then one GET of the token endpoint.
+var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server metadata reached the way an agent reaches it (from the protected-resource metadata's authorization_servers, else the site's root), and a GET of its token endpoint.",
+	[]AnyKey{ProtectedResource, OAuthServer, OpenIDConfig},
+	func(c *Ctx) (*OAuthMetadata, error) {
+		prm := Get(c, ProtectedResource)
+		out := &OAuthMetadata{PRM: prm.Resp}
+		if prm.Resp.Found() {
+			out.PRMFields, _ = ParseOAuthFields(prm.Resp.Body)
+		}
+		if out.PRMFields != nil && len(out.PRMFields.AuthorizationServers) > 0 {
+			for _, as := range out.PRMFields.AuthorizationServers {
+				switch {
+				case !weburl.SameSite(c.Site.Target, as):
+					if len(out.CrossSite) < 20 {
+						out.CrossSite = append(out.CrossSite, as)
+					}
+				case out.Issuer == "":
+					out.Issuer, out.FromPRM = as, true
+				}
+			}
+		} else {
+			out.Issuer = c.Site.Origin
+		}
+		if out.Issuer == "" {
+			return out, nil
+		}
+		urls := MetadataURLs(out.Issuer)
+		if len(urls) == 0 {
+			return out, nil
+		}
+		reqs := make([]fetch.Request, len(urls))
+		for i, u := range urls {
+			// The same request as the free scan's, so the root documents
+			// come from the session's cache.
+			reqs[i] = fetch.Request{URL: u, Accept: acceptJSON}
+		}
+		out.ASTried = urls
+		all := c.FetchAll(reqs)
+		out.AS = all[len(all)-1]
+		for i, r := range all {
+			if r.Found() {
+				out.AS, out.ASTried = r, urls[:i+1]
+				out.ASFields, _ = ParseOAuthFields(r.Body)
+				break
+			}
+		}
+		if out.ASFields == nil {
+			return out, nil
+		}
+		te := out.ASFields.TokenEndpoint
+		u, err := url.Parse(te)
+		switch {
+		case te == "":
+			out.TokenSkip = "no token_endpoint"
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			out.TokenSkip = "not an absolute http(s) URL"
+		case !weburl.SameSite(c.Site.Target, te):
+			out.TokenSkip = "on another site"
+		default:
+			out.Token = c.Fetch(fetch.Request{URL: te, Accept: acceptJSON, NoRedirect: true, MaxBody: 64 << 10, Round: After(out.AS)})
+		}
+		return out, nil
+	}))
+
+// AuthChallenge is one challenge of a WWW-Authenticate header (RFC 9110 §11.6.1).
+type AuthChallenge struct {
+	Scheme  string            // as sent; compare case-insensitively
+	Params  map[string]string // lower-cased names; quoted values unquoted
+	Token68 string
+}
+
+// Caps of ParseChallenges: a header is at most 64 KiB (the transport's
+// limit) but nothing needs more than a few challenges of a few parameters.
+const (
+	maxChallenges      = 16
+	maxChallengeParams = 32
+)
+
+// ParseChallenges reads WWW-Authenticate field values: challenges of the
+// form `scheme [token68 | name=value *(, name=value)]`, several per value,
+// separated by commas. Malformed parts are skipped; the result is bounded.
+func ParseChallenges(values []string) []AuthChallenge {
+	var out []AuthChallenge
+	for _, v := range values {
+		if len(out) == maxChallenges {
+			break
+		}
+		p := &challengeLexer{s: v}
+		var cur *AuthChallenge
+		for {
+			p.skipSpaceAndCommas()
+			if p.done() {
+				break
+			}
+			tok := p.token()
+			if tok == "" {
+				p.skipItem()
+				continue
+			}
+			p.skipSpace()
+			if p.peek() == '=' && cur != nil {
+				p.i++
+				p.skipSpace()
+				val, ok := p.value()
+				if !ok {
+					p.skipItem()
+					continue
+				}
+				name := strings.ToLower(tok)
+				if _, dup := cur.Params[name]; !dup && len(cur.Params) < maxChallengeParams {
+					cur.Params[name] = val
+				}
+				continue
+			}
+			if len(out) == maxChallenges {
+				break
+			}
+			out = append(out, AuthChallenge{Scheme: tok, Params: map[string]string{}})
+			cur = &out[len(out)-1]
+			cur.Token68 = p.token68()
+		}
+	}
+	return out
+}
+
+// Bearer is the first Bearer challenge, if any.
+func Bearer(cs []AuthChallenge) (AuthChallenge, bool) {
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "Bearer") {
+			return c, true
+		}
+	}
+	return AuthChallenge{}, false
+}
+
+type challengeLexer struct {
+	s string
+	i int
+}
+
+func (p *challengeLexer) done() bool { return p.i >= len(p.s) }
+
+func (p *challengeLexer) peek() byte {
+	if p.done() {
+		return 0
+	}
+	return p.s[p.i]
+}
+
+func (p *challengeLexer) skipSpace() {
+	for !p.done() && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+func (p *challengeLexer) skipSpaceAndCommas() {
+	for !p.done() && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == ',') {
+		p.i++
+	}
+}
+
+// skipItem drops everything up to the next comma outside a quoted string.
+func (p *challengeLexer) skipItem() {
+	quoted := false
+	for ; !p.done(); p.i++ {
+		switch c := p.s[p.i]; {
+		case quoted && c == '\\':
+			p.i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == ',':
+			return
+		}
+	}
+}
+
+func isTchar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+func (p *challengeLexer) token() string {
+	start := p.i
+	for !p.done() && isTchar(p.s[p.i]) {
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+// token68 reads the token68 that may follow a scheme (`Basic abc==`): a
+// run of token characters and '/', '=' padding, then a comma or the end.
+// Anything else (`realm="x"`) is a parameter, left for the caller.
+func (p *challengeLexer) token68() string {
+	j := p.i
+	for j < len(p.s) && (isTchar(p.s[j]) || p.s[j] == '/') {
+		j++
+	}
+	if j == p.i {
+		return ""
+	}
+	k := j
+	for k < len(p.s) && p.s[k] == '=' {
+		k++
+	}
+	e := k
+	for e < len(p.s) && (p.s[e] == ' ' || p.s[e] == '\t') {
+		e++
+	}
+	if e < len(p.s) && p.s[e] != ',' {
+		return ""
+	}
+	t := p.s[p.i:k]
+	p.i = k
+	return t
+}
+
+// value reads a token or a quoted-string.
+func (p *challengeLexer) value() (string, bool) {
+	if p.peek() != '"' {
+		v := p.token()
+		return v, v != ""
+	}
+	p.i++
+	var b strings.Builder
+	for !p.done() {
+		c := p.s[p.i]
+		p.i++
+		switch c {
+		case '\\':
+			if !p.done() {
+				b.WriteByte(p.s[p.i])
+				p.i++
+			}
+		case '"':
+			return b.String(), true
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", false // unterminated
+}
+
+// TokenReply is what a token endpoint answered (RFC 6749 §5.1, §5.2). The
+// access token itself is kept unexported: it is used once and never reported.
+type TokenReply struct {
+	TokenType  string
+	ExpiresIn  float64
+	HasExpires bool
+	Scope      string
+	Error      string // the OAuth error code of a refusal, when it is a plain code
+	token      string
+}
+
+// HasToken reports an access token in the reply.
+func (t *TokenReply) HasToken() bool { return t != nil && t.token != "" }
+
+// ParseTokenReply reads a token endpoint's JSON answer; nil when the body is
+// not a JSON object.
+func ParseTokenReply(body []byte) *TokenReply {
+	var m struct {
+		AccessToken any `json:"access_token"`
+		TokenType   any `json:"token_type"`
+		ExpiresIn   any `json:"expires_in"`
+		Scope       any `json:"scope"`
+		Error       any `json:"error"`
+	}
+	if json.Unmarshal(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), &m) != nil {
+		return nil
+	}
+	t := &TokenReply{}
+	if s, ok := m.AccessToken.(string); ok && len(s) <= 16<<10 && validHeaderValue(s) {
+		t.token = s
+	}
+	t.TokenType, _ = m.TokenType.(string)
+	t.TokenType = clip(t.TokenType, 40)
+	if f, ok := m.ExpiresIn.(float64); ok {
+		t.ExpiresIn, t.HasExpires = f, true
+	}
+	t.Scope, _ = m.Scope.(string)
+	t.Scope = clip(t.Scope, 200)
+	if e, ok := m.Error.(string); ok && isOAuthCode(e) {
+		t.Error = e
+	}
+	return t
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// isOAuthCode accepts the shape of RFC 6749 error codes, so a site's free
+// text never reaches a report through this field.
+func isOAuthCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue refuses a token that would break the Authorization header.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// ScopeFor is the scope of the token request: the PRM's scopes_supported
+// (what the resource asks for, as MCP clients do), else the authorization
+// server's only scope, else none. Malformed scope tokens are dropped.
+func ScopeFor(prm, as *OAuthFields) string {
+	var picked []string
+	if prm != nil && len(prm.Scopes) > 0 {
+		picked = prm.Scopes
+	} else if as != nil && len(as.Scopes) == 1 {
+		picked = as.Scopes
+	}
+	var out []string
+	for _, s := range picked {
+		if validScopeToken(s) && !contains(out, s) && len(out) < maxScopes {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// validScopeToken is RFC 6749 §3.3's scope-token.
+func validScopeToken(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// OAuthChallenge is what oauth.challenge judges: an anonymous
+// client-credentials token request, then the protected API called without
+// and with the token.
+type OAuthChallenge struct {
+	// Tried is false when the metadata gives nothing to try; the probe
+	// reads OAuthMeta to say why.
+	Tried        bool
+	Scope        string
+	Token        *fetch.Response // the token request (the probe's only write)
+	Reply        *TokenReply     // nil unless Token's body is a JSON object
+	Target       string          // the protected API URL, "" when none was found
+	TargetSource string
+	TargetSkip   string          // why no target was tried, when Target is ""
+	Anon         *fetch.Response // GET Target without a token
+	Challenges   []AuthChallenge // Anon's WWW-Authenticate
+	// Metadata is resource_metadata fetched when it is not the PRM the
+	// free scan read; MetadataFields its members.
+	Metadata       *fetch.Response
+	MetadataFields *OAuthFields
+	Authed         *fetch.Response // GET Target with the token; nil without a token
+}
+
+// OAuthChallengeKey is the artifact of oauth.challenge.
+var OAuthChallengeKey = NewKey[*OAuthChallenge]("deep-oauth-challenge")
+
+// At most 4 requests in two rounds: the token POST and the unauthenticated
+// GET together, then the authenticated GET and (only when the challenge
+// names a resource_metadata other than the known PRM) that document.
+var oauthChallengeGatherer = deepGatherer(Define(OAuthChallengeKey, "With anonymous client credentials advertised: one client_credentials token request, then the protected API (the PRM's resource, else the first parameterless GET of the OpenAPI description) without and with the token.",
+	[]AnyKey{OAuthMeta, Spec},
+	func(c *Ctx) (*OAuthChallenge, error) {
+		meta, spec := Get(c, OAuthMeta), Get(c, Spec)
+		out := &OAuthChallenge{}
+		if meta.ASFields == nil || !meta.ASFields.AnonymousClientCredentials() || meta.TokenSkip != "" || meta.Token == nil {
+			return out, nil
+		}
+		out.Tried = true
+		out.Target, out.TargetSource, out.TargetSkip = protectedTarget(c.Site, meta.PRMFields, spec)
+		out.Scope = ScopeFor(meta.PRMFields, meta.ASFields)
+		form := url.Values{"grant_type": {"client_credentials"}}
+		if out.Scope != "" {
+			form.Set("scope", out.Scope)
+		}
+		// The only write of the deep scan's OAuth probes. Not redirected: a
+		// 307 would resend the form to wherever the site points.
+		reqs := []fetch.Request{{Method: http.MethodPost, URL: meta.ASFields.TokenEndpoint, Accept: "application/json",
+			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Body: []byte(form.Encode()),
+			NoRedirect: true, NoOrigin: true, MaxBody: 64 << 10, Round: After(meta.Token)}}
+		if out.Target != "" {
+			reqs = append(reqs, fetch.Request{URL: out.Target, Accept: acceptJSON, NoRedirect: true, MaxBody: 256 << 10, Round: After(meta.Token)})
+		}
+		first := c.FetchAll(reqs)
+		out.Token = first[0]
+		if out.Token.Err == nil && out.Token.Complete() {
+			out.Reply = ParseTokenReply(out.Token.Body)
+		}
+		if out.Target == "" {
+			return out, nil
+		}
+		out.Anon = first[1]
+		if out.Anon.Err == nil {
+			out.Challenges = ParseChallenges(out.Anon.Header.Values("WWW-Authenticate"))
+		}
+		var next []fetch.Request
+		if out.Token.OK() && out.Reply.HasToken() {
+			// Not redirected either: the token must not follow a redirect to another host.
+			next = append(next, fetch.Request{URL: out.Target, Accept: acceptJSON, NoRedirect: true, MaxBody: 256 << 10,
+				Header: map[string]string{"Authorization": "Bearer " + out.Reply.token}, Round: After(out.Token, out.Anon)})
+		}
+		metaAt := -1
+		if b, ok := Bearer(out.Challenges); ok {
+			rm := b.Params["resource_metadata"]
+			if rm != "" && rm != meta.PRM.RequestURL && weburl.SameSite(c.Site.Target, rm) {
+				metaAt = len(next)
+				next = append(next, fetch.Request{URL: rm, Accept: acceptJSON, Round: After(out.Anon)})
+			}
+		}
+		rs := c.FetchAll(next)
+		if len(next) > 0 && metaAt != 0 {
+			out.Authed = rs[0]
+		}
+		if metaAt >= 0 {
+			out.Metadata = rs[metaAt]
+			if out.Metadata.Found() {
+				out.MetadataFields, _ = ParseOAuthFields(out.Metadata.Body)
+			}
+		}
+		return out, nil
+	}))
+
+// protectedTarget picks the API URL to call: the PRM's resource when it
+// names a path on the site's origin, else the first GET operation of the
+// OpenAPI description without parameters in its path (secured ones first).
+func protectedTarget(site Site, prm *OAuthFields, spec *OpenAPIDoc) (target, source, skip string) {
+	if prm != nil && prm.Resource != "" && weburl.SameOrigin(site.Target, prm.Resource) {
+		if u, err := url.Parse(prm.Resource); err == nil && u.Path != "" && u.Path != "/" && u.Fragment == "" {
+			return prm.Resource, "the protected-resource metadata's resource", ""
+		}
+	}
+	if spec == nil || spec.Spec == nil {
+		return "", "", "the protected-resource metadata's resource is the site's root and no OpenAPI description was found"
+	}
+	base := site.Origin
+	if s := spec.Spec.ServerURL; s != "" {
+		if strings.Contains(s, "{") || !weburl.SameOrigin(site.Target, s) {
+			return "", "", "the OpenAPI description's server " + clip(s, 200) + " is not on the site's origin"
+		}
+		base = s
+	}
+	base = strings.TrimSuffix(base, "/")
+	for _, secured := range []bool{true, false} {
+		for _, op := range spec.Spec.Operations {
+			if op.Method != http.MethodGet || op.Secured != secured || strings.Contains(op.Path, "{") || !strings.HasPrefix(op.Path, "/") {
+				continue
+			}
+			return base + op.Path, "the OpenAPI operation GET " + op.Path, ""
+		}
+	}
+	return "", "", "the OpenAPI description has no GET operation without path parameters"
+}

@@ -1,0 +1,467 @@
+package gather
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentready/agentready/engine/fetch"
+)
+
+func TestParseChallenges(t *testing.T) {
+	cases := []struct {
+		in   []string
+		want string // scheme{k=v,...}[t68] per challenge, "|" between
+	}{
+		{[]string{`Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource", scope="r w"`},
+			`Bearer{resource_metadata=https://a.example/.well-known/oauth-protected-resource,scope=r w}`},
+		// RFC 9110 §11.6.1's example: two challenges in one value, an escaped quote.
+		{[]string{`Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple"`},
+			`Newauth{realm=apps,title=Login to "apps",type=1}|Basic{realm=simple}`},
+		{[]string{`Basic dXNlcjpwYXNz==, Bearer error=invalid_token`}, `Basic{}[dXNlcjpwYXNz==]|Bearer{error=invalid_token}`},
+		{[]string{`Basic realm="x"`, `bearer Realm = "y" ,RESOURCE_METADATA="u"`}, `Basic{realm=x}|bearer{realm=y,resource_metadata=u}`},
+		{[]string{`Bearer`}, `Bearer{}`},
+		{[]string{`Bearer realm="unterminated`}, `Bearer{}`},
+		{[]string{`=, ,,"x", Bearer a=1, a=2`}, `Bearer{a=1}`}, // junk skipped; the first of a duplicate wins
+		{[]string{``, `   `}, ``},
+	}
+	for _, c := range cases {
+		var parts []string
+		for _, ch := range ParseChallenges(c.in) {
+			var kv []string
+			for k, v := range ch.Params {
+				kv = append(kv, k+"="+v)
+			}
+			sortStrings(kv)
+			s := ch.Scheme + "{" + strings.Join(kv, ",") + "}"
+			if ch.Token68 != "" {
+				s += "[" + ch.Token68 + "]"
+			}
+			parts = append(parts, s)
+		}
+		if got := strings.Join(parts, "|"); got != c.want {
+			t.Errorf("ParseChallenges(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	b, ok := Bearer(ParseChallenges([]string{`Basic realm="a", BEARER resource_metadata="m"`}))
+	if !ok || b.Params["resource_metadata"] != "m" {
+		t.Errorf("Bearer: %+v %v", b, ok)
+	}
+	if _, ok := Bearer(ParseChallenges([]string{`Basic realm="a"`})); ok {
+		t.Error("Bearer found in a Basic-only header")
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// A header built to be expensive stays bounded: at most 16 challenges of
+// at most 32 parameters each.
+func TestParseChallengesBounded(t *testing.T) {
+	many := strings.Repeat("Bearer a=1, ", 5000)
+	if n := len(ParseChallenges([]string{many, many})); n != maxChallenges {
+		t.Errorf("%d challenges kept, want %d", n, maxChallenges)
+	}
+	var b strings.Builder
+	b.WriteString("Bearer ")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "p%d=v, ", i)
+	}
+	cs := ParseChallenges([]string{b.String()})
+	if len(cs) != 1 || len(cs[0].Params) != maxChallengeParams {
+		t.Errorf("got %d challenges, %d params", len(cs), len(cs[0].Params))
+	}
+}
+
+func TestMetadataURLsAndIssuerOf(t *testing.T) {
+	cases := []struct {
+		issuer string
+		urls   []string
+	}{
+		{"https://a.example", []string{"https://a.example/.well-known/oauth-authorization-server", "https://a.example/.well-known/openid-configuration"}},
+		{"https://a.example/", []string{"https://a.example/.well-known/oauth-authorization-server", "https://a.example/.well-known/openid-configuration"}},
+		{"https://a.example/tenant1", []string{"https://a.example/.well-known/oauth-authorization-server/tenant1",
+			"https://a.example/.well-known/openid-configuration/tenant1", "https://a.example/tenant1/.well-known/openid-configuration"}},
+		{"https://a.example/t?x=1", nil},
+		{"ftp://a.example", nil},
+		{"not a url", nil},
+	}
+	for _, c := range cases {
+		got := MetadataURLs(c.issuer)
+		if strings.Join(got, " ") != strings.Join(c.urls, " ") {
+			t.Errorf("MetadataURLs(%q) = %q, want %q", c.issuer, got, c.urls)
+		}
+		for _, u := range got {
+			if back := IssuerOf(u); back != strings.TrimSuffix(c.issuer, "/") {
+				t.Errorf("IssuerOf(%q) = %q, want %q", u, back, strings.TrimSuffix(c.issuer, "/"))
+			}
+		}
+	}
+	if got := IssuerOf("https://a.example/other"); got != "" {
+		t.Errorf("IssuerOf of a non-metadata URL = %q", got)
+	}
+}
+
+func TestParseOAuthFields(t *testing.T) {
+	f, err := ParseOAuthFields([]byte(`{"issuer":"https://a.example","token_endpoint":7,"grant_types_supported":"client_credentials",
+		"token_endpoint_auth_methods_supported":["none",3],"scopes_supported":null,"authorization_servers":["https://a.example"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Issuer != "https://a.example" || f.TokenEndpoint != "" || !f.HasGrantTypes || len(f.GrantTypes) != 0 ||
+		len(f.AuthMethods) != 1 || f.Scopes != nil || len(f.AuthorizationServers) != 1 {
+		t.Errorf("fields %+v", f)
+	}
+	want := []string{"token_endpoint is not a string", "grant_types_supported is not an array", "token_endpoint_auth_methods_supported holds something other than short strings"}
+	if strings.Join(f.Problems, "|") != strings.Join(want, "|") {
+		t.Errorf("problems %q, want %q", f.Problems, want)
+	}
+	if f.AnonymousClientCredentials() {
+		t.Error("anonymous without client_credentials")
+	}
+	for _, bad := range []string{`[]`, `"x"`, `null`, `{`, ``} {
+		if _, err := ParseOAuthFields([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	long := `{"scopes_supported":[` + strings.Repeat(`"s",`, 1000) + `"s"]}`
+	if f, _ := ParseOAuthFields([]byte(long)); len(f.Scopes) != maxOAuthList {
+		t.Errorf("%d scopes kept", len(f.Scopes))
+	}
+	f, _ = ParseOAuthFields([]byte("\xef\xbb\xbf" + `{"grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["client_secret_basic","none"]}`))
+	if !f.AnonymousClientCredentials() {
+		t.Error("anonymous client credentials not recognised")
+	}
+}
+
+func TestParseTokenReply(t *testing.T) {
+	r := ParseTokenReply([]byte(`{"access_token":"abc.def","token_type":"bearer","expires_in":60,"scope":"a b"}`))
+	if !r.HasToken() || r.token != "abc.def" || r.TokenType != "bearer" || !r.HasExpires || r.ExpiresIn != 60 || r.Scope != "a b" {
+		t.Errorf("reply %+v", r)
+	}
+	// A token that would break the Authorization header is not used; an
+	// error that is prose, not a code, is not kept.
+	r = ParseTokenReply([]byte(`{"access_token":"a b\r\nX-Evil: 1","error":"Please contact <b>admin</b>"}`))
+	if r.HasToken() || r.Error != "" {
+		t.Errorf("reply %+v", r)
+	}
+	if r := ParseTokenReply([]byte(`{"error":"invalid_client"}`)); r.Error != "invalid_client" || r.HasToken() {
+		t.Errorf("reply %+v", r)
+	}
+	if ParseTokenReply([]byte(`<html>`)) != nil {
+		t.Error("HTML parsed as a token reply")
+	}
+}
+
+func TestScopeFor(t *testing.T) {
+	prm := &OAuthFields{Scopes: []string{"a:r", "b:w", "a:r", "bad scope", `q"`}}
+	as1 := &OAuthFields{Scopes: []string{"only"}}
+	as2 := &OAuthFields{Scopes: []string{"x", "y"}}
+	if got := ScopeFor(prm, as1); got != "a:r b:w" {
+		t.Errorf("PRM scopes: %q", got)
+	}
+	if got := ScopeFor(&OAuthFields{}, as1); got != "only" {
+		t.Errorf("the AS's only scope: %q", got)
+	}
+	if got := ScopeFor(nil, as2); got != "" {
+		t.Errorf("several AS scopes: %q, want none", got)
+	}
+}
+
+// oauthSite is a loopback site whose OAuth documents and API a test
+// writes; it logs every request with the headers the probes must get right.
+type oauthSite struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits []oauthHit
+}
+
+type oauthHit struct {
+	Method, Path, Auth, Origin, ContentType, Body string
+}
+
+func newOAuthSite(t *testing.T, routes func(origin string) map[string]http.HandlerFunc) *oauthSite {
+	s := &oauthSite{}
+	var table map[string]http.HandlerFunc
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+		s.mu.Lock()
+		s.hits = append(s.hits, oauthHit{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Origin"), r.Header.Get("Content-Type"), string(body)})
+		s.mu.Unlock()
+		if h, ok := table[r.URL.Path]; ok {
+			h(w, r)
+			return
+		}
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<!doctype html><title>t</title><h1>t</h1>")
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	table = routes(s.URL)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *oauthSite) hitsTo(paths ...string) []oauthHit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []oauthHit
+	for _, h := range s.hits {
+		for _, p := range paths {
+			if h.Path == p {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+func jsonDoc(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	}
+}
+
+// runOAuth runs the web plan plus the two OAuth gatherers (not every deep
+// gatherer: the request counts below are this probe's alone).
+func runOAuth(t *testing.T, site string, timeout time.Duration) (*Set, *fetch.Session) {
+	t.Helper()
+	target, _ := url.Parse(site + "/")
+	client := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}, RequestTimeout: timeout})
+	sess := client.NewSession()
+	t.Cleanup(sess.Close)
+	plan := MustPlan(append(WebPlan.Gatherers(), oauthMetaGatherer, oauthChallengeGatherer)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	set, err := plan.Run(ctx, sess, Site{Target: target, Origin: site, ScannerOrigin: sess.Origin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, sess
+}
+
+// An issuer with a path, named by the PRM, is looked up where RFC 8414
+// puts it; the token request is one form POST with the PRM's scopes and no
+// Origin; the token goes to the API once, never without being asked for;
+// a resource_metadata other than the root PRM is fetched and read.
+func TestOAuthGatherersFollowDeclarations(t *testing.T) {
+	s := newOAuthSite(t, func(o string) map[string]http.HandlerFunc {
+		return map[string]http.HandlerFunc{
+			WellKnownPRM:               jsonDoc(`{"resource":"` + o + `/api/data","authorization_servers":["` + o + `/tenant1"],"scopes_supported":["data:read"]}`),
+			WellKnownPRM + "/api/data": jsonDoc(`{"resource":"` + o + `/api/data","authorization_servers":["` + o + `/tenant1"]}`),
+			WellKnownAS + "/tenant1":   jsonDoc(`{"issuer":"` + o + `/tenant1","token_endpoint":"` + o + `/tenant1/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["none"]}`),
+			WellKnownOIDC + "/tenant1": http.NotFound,
+			"/tenant1" + WellKnownOIDC: http.NotFound,
+			"/tenant1/token": func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPost {
+					w.WriteHeader(http.StatusMethodNotAllowed)
+					return
+				}
+				jsonDoc(`{"access_token":"tok-123","token_type":"Bearer","expires_in":60}`)(w, r)
+			},
+			"/api/data": func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer tok-123" {
+					w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+o+WellKnownPRM+`/api/data"`)
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				jsonDoc(`{"data":[]}`)(w, r)
+			},
+		}
+	})
+	set, _ := runOAuth(t, s.URL, 5*time.Second)
+	m, ch := Get(set, OAuthMeta), Get(set, OAuthChallengeKey)
+	if !m.FromPRM || m.Issuer != s.URL+"/tenant1" || m.ASFields == nil || m.AS.RequestURL != s.URL+WellKnownAS+"/tenant1" {
+		t.Fatalf("metadata %+v", m)
+	}
+	if m.Token == nil || m.Token.Status != http.StatusMethodNotAllowed {
+		t.Errorf("token endpoint GET: %+v", m.Token)
+	}
+	if !ch.Tried || ch.Target != s.URL+"/api/data" || ch.Scope != "data:read" || !ch.Reply.HasToken() {
+		t.Fatalf("challenge %+v", ch)
+	}
+	if ch.Anon.Status != 401 || ch.Authed == nil || ch.Authed.Status != 200 || ch.MetadataFields == nil || ch.MetadataFields.Resource != s.URL+"/api/data" {
+		t.Errorf("anon %d, authed %+v, metadata %+v", ch.Anon.Status, ch.Authed, ch.MetadataFields)
+	}
+	posts := 0
+	for _, h := range s.hitsTo("/tenant1/token") {
+		if h.Method == http.MethodPost {
+			posts++
+			if h.Body != "grant_type=client_credentials&scope=data%3Aread" || h.ContentType != "application/x-www-form-urlencoded" || h.Origin != "" || h.Auth != "" {
+				t.Errorf("token request %+v", h)
+			}
+		}
+	}
+	if posts != 1 {
+		t.Errorf("%d token POSTs, want 1", posts)
+	}
+	api := s.hitsTo("/api/data")
+	withToken := 0
+	for _, h := range api {
+		if h.Auth == "Bearer tok-123" {
+			withToken++
+		}
+	}
+	if len(api) != 2 || withToken != 1 {
+		t.Errorf("API requests %+v, want one without and one with the token", api)
+	}
+	// 3 metadata URLs + token GET (metadata probe), POST + 2 API GETs + resource_metadata (challenge probe).
+	mine := s.hitsTo(WellKnownAS+"/tenant1", WellKnownOIDC+"/tenant1", "/tenant1"+WellKnownOIDC, "/tenant1/token", "/api/data", WellKnownPRM+"/api/data")
+	if len(mine) != 8 {
+		t.Errorf("%d requests by the OAuth probes, want 8 (4 each): %+v", len(mine), mine)
+	}
+	for _, h := range s.hitsTo("/", WellKnownPRM, WellKnownAS, WellKnownOIDC) {
+		if h.Auth != "" || h.Method != http.MethodGet {
+			t.Errorf("request %+v: only the API may get the token, only the token endpoint a POST", h)
+		}
+	}
+}
+
+// The token never follows a redirect (it would leave for wherever the
+// site points), authorization servers on another site are not fetched,
+// and nothing is POSTed when anonymous client credentials are not offered.
+func TestOAuthGatherersRefuse(t *testing.T) {
+	var otherHits sync.Map
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Store(r.URL.Path+" "+r.Header.Get("Authorization"), true)
+	}))
+	defer other.Close()
+	s := newOAuthSite(t, func(o string) map[string]http.HandlerFunc {
+		return map[string]http.HandlerFunc{
+			WellKnownPRM: jsonDoc(`{"resource":"` + o + `/api","authorization_servers":["https://login.elsewhere.example","` + o + `"]}`),
+			WellKnownAS:  jsonDoc(`{"issuer":"` + o + `","token_endpoint":"` + o + `/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["none"]}`),
+			"/token":     jsonDoc(`{"access_token":"tok","token_type":"Bearer"}`),
+			"/api": func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+			},
+		}
+	})
+	set, sess := runOAuth(t, s.URL, 5*time.Second)
+	m, ch := Get(set, OAuthMeta), Get(set, OAuthChallengeKey)
+	if len(m.CrossSite) != 1 || m.Issuer != s.URL {
+		t.Errorf("cross-site %q, issuer %q", m.CrossSite, m.Issuer)
+	}
+	for _, r := range sess.Records() {
+		if strings.Contains(r.URL, "elsewhere.example") {
+			t.Errorf("fetched %s on another site", r.URL)
+		}
+	}
+	if ch.Authed == nil || ch.Authed.Status != http.StatusTemporaryRedirect {
+		t.Errorf("authed %+v, want the 307 itself", ch.Authed)
+	}
+	otherHits.Range(func(k, _ any) bool { t.Errorf("the redirect target was requested: %v", k); return true })
+
+	// Confidential clients only: no POST at all.
+	conf := newOAuthSite(t, func(o string) map[string]http.HandlerFunc {
+		return map[string]http.HandlerFunc{
+			WellKnownAS: jsonDoc(`{"issuer":"` + o + `","token_endpoint":"` + o + `/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["client_secret_basic"]}`),
+		}
+	})
+	set, _ = runOAuth(t, conf.URL, 5*time.Second)
+	if Get(set, OAuthChallengeKey).Tried {
+		t.Error("tried without anonymous client credentials")
+	}
+	for _, h := range conf.hitsTo("/token") {
+		if h.Method != http.MethodGet {
+			t.Errorf("%s /token sent to a confidential-only server", h.Method)
+		}
+	}
+}
+
+// A token endpoint that hangs, and one that answers an endless body, end
+// within the request timeout with nothing to use.
+func TestOAuthGatherersHostileTokenEndpoint(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	for name, token := range map[string]http.HandlerFunc{
+		"hang": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		},
+		"endless": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"access_token":"`)
+			chunk := strings.Repeat("a", 32<<10)
+			for r.Context().Err() == nil {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return
+				}
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newOAuthSite(t, func(o string) map[string]http.HandlerFunc {
+				return map[string]http.HandlerFunc{
+					WellKnownAS: jsonDoc(`{"issuer":"` + o + `","token_endpoint":"` + o + `/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["none"]}`),
+					"/token":    token,
+				}
+			})
+			start := time.Now()
+			set, _ := runOAuth(t, s.URL, 700*time.Millisecond)
+			ch := Get(set, OAuthChallengeKey)
+			if ch.Reply.HasToken() || ch.Authed != nil {
+				t.Errorf("a token was read from a hostile endpoint: %+v", ch)
+			}
+			if el := time.Since(start); el > 8*time.Second {
+				t.Errorf("took %s", el)
+			}
+		})
+	}
+}
+
+func FuzzOAuthParsers(f *testing.F) {
+	for _, s := range []string{
+		`Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource", scope="a b"`,
+		`Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple"`,
+		`Basic dXNlcg==, Bearer`, `"`, `a=`, `,=,=,`,
+		`{"issuer":"https://a.example","token_endpoint":"https://a.example/t","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["none"],"scopes_supported":["x"],"authorization_servers":["https://a.example"]}`,
+		`{"access_token":"t","token_type":"Bearer","expires_in":1e309,"error":"x"}`,
+		`https://a.example/.well-known/oauth-authorization-server/t`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cs := ParseChallenges([]string{s, s})
+		if len(cs) > maxChallenges {
+			t.Fatalf("%d challenges", len(cs))
+		}
+		for _, c := range cs {
+			if c.Scheme == "" || len(c.Params) > maxChallengeParams {
+				t.Fatalf("challenge %+v", c)
+			}
+		}
+		if fl, err := ParseOAuthFields([]byte(s)); err == nil {
+			for _, l := range [][]string{fl.GrantTypes, fl.AuthMethods, fl.Scopes, fl.AuthorizationServers} {
+				if len(l) > maxOAuthList {
+					t.Fatalf("list of %d", len(l))
+				}
+			}
+			ScopeFor(fl, fl)
+		}
+		if r := ParseTokenReply([]byte(s)); r != nil && r.HasToken() && !validHeaderValue(r.token) {
+			t.Fatalf("unusable token kept: %q", r.token)
+		}
+		for _, u := range MetadataURLs(s) {
+			if IssuerOf(u) == "" {
+				t.Fatalf("IssuerOf(%q) is empty for a URL MetadataURLs built", u)
+			}
+		}
+	})
+}
