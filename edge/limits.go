@@ -136,8 +136,8 @@ func (h *Handler) overAllowance(w http.ResponseWriter, r *http.Request, rate htt
 		return
 	}
 	base := h.base(r)
-	msg := fmt.Sprintf("The daily allowance of %d scans for %s callers is used up. Pay 0.10 USDC per scan over x402 at %s/api/v1/scan-gateway, use a token (POST /api/agent/token) or an API key for a higher allowance, or retry after the reset.",
-		limit, c.Tier, base)
+	msg := fmt.Sprintf("The daily allowance of %d scans for %s callers is used up. Pay %s USDC per scan over x402 at %s/api/v1/scan-gateway, use a token (POST /api/agent/token) or an API key for a higher allowance, or retry after the reset.",
+		limit, c.Tier, h.cfg.Payment.PriceUSDC(), base)
 	req := h.cfg.Payment.Required(base, "daily allowance used up")
 	w.Header().Set("PAYMENT-REQUIRED", req.Header())
 	v1 := h.cfg.Payment.V1(base, msg)

@@ -6,6 +6,8 @@ package x402
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"strconv"
 )
 
 // Constants of the paid scan: 0.10 USDC (6 decimals) on Solana mainnet.
@@ -48,6 +50,15 @@ func (c Config) Amount() string {
 		return Amount
 	}
 	return c.Price
+}
+
+// PriceUSDC renders the price (6-decimal atomic units) in USDC, "0.10".
+func (c Config) PriceUSDC() string {
+	var n int64
+	for _, d := range c.Amount() {
+		n = n*10 + int64(d-'0')
+	}
+	return strconv.FormatInt(n/1_000_000, 10) + "." + fmt.Sprintf("%02d", n%1_000_000/10_000)
 }
 
 // Requirement is the one way the gateway takes payment (v2 form).

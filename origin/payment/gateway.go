@@ -199,7 +199,7 @@ func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 	p, raw, sent, err := x402.DecodePayment(r.V2, r.V1)
 	switch {
 	case !sent:
-		return nil, paymentRequired(cfg, r.Base, "", "A deep scan costs "+price(cfg)+" USDC, paid over x402: send the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) with this same request. The requirements are in the PAYMENT-REQUIRED header (v2) and in accepts (v1).")
+		return nil, paymentRequired(cfg, r.Base, "", "A deep scan costs "+cfg.PriceUSDC()+" USDC, paid over x402: send the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) with this same request. The requirements are in the PAYMENT-REQUIRED header (v2) and in accepts (v1).")
 	case err != nil:
 		return nil, paymentRequired(cfg, r.Base, "invalid_payload", "The payment header could not be read ("+err.Error()+"); send a base64 JSON PaymentPayload as the x402 client libraries do.")
 	}
@@ -324,11 +324,4 @@ func (g *Gateway) recordTTL() time.Duration {
 		return 7 * 24 * time.Hour
 	}
 	return g.RecordTTL
-}
-
-// price renders atomic USDC units (6 decimals) as a decimal amount.
-func price(cfg x402.Config) string {
-	var n int64
-	fmt.Sscan(cfg.Amount(), &n)
-	return fmt.Sprintf("%d.%02d", n/1_000_000, n%1_000_000/10_000)
 }
