@@ -23,16 +23,16 @@ var _ = deepProbe(&DeepProbe{ID: "oauth.challenge", Name: "Protected API challen
 		"which must answer 401 with `WWW-Authenticate: Bearer resource_metadata=\"…\"` (RFC 9728 §5.1), and with the token, which must not answer 401 or 403.",
 	Requires: []gather.AnyKey{gather.OAuthMeta, gather.OAuthChallengeKey}, Run: oauthChallenge})
 
-// findings collects what a probe found wrong; a failure makes the verdict
+// oauthFindings collects what a probe found wrong; a failure makes the verdict
 // fail, anything else partial.
-type findings struct {
+type oauthFindings struct {
 	list   []string
 	failed bool
 }
 
-func (f *findings) fail(format string, a ...any)    { f.failed = true; f.add(format, a...) }
-func (f *findings) partial(format string, a ...any) { f.add(format, a...) }
-func (f *findings) add(format string, a ...any) {
+func (f *oauthFindings) fail(format string, a ...any)    { f.failed = true; f.add(format, a...) }
+func (f *oauthFindings) partial(format string, a ...any) { f.add(format, a...) }
+func (f *oauthFindings) add(format string, a ...any) {
 	if len(f.list) < 20 {
 		f.list = append(f.list, fmt.Sprintf(format, a...))
 	}
@@ -40,7 +40,7 @@ func (f *findings) add(format string, a ...any) {
 
 // verdict is the probe's status and message: pass with ok, else the
 // problems (the first three in the message, all in details).
-func (f *findings) verdict(ok string, details map[string]any) report.DeepProbe {
+func (f *oauthFindings) verdict(ok string, details map[string]any) report.DeepProbe {
 	if len(f.list) == 0 {
 		return report.DeepProbe{Status: report.Pass, Message: ok, Details: details}
 	}
@@ -57,17 +57,17 @@ func (f *findings) verdict(ok string, details map[string]any) report.DeepProbe {
 	return report.DeepProbe{Status: st, Message: strings.Join(shown, " ") + more, Details: details}
 }
 
-// short keeps site-supplied values readable in a message.
-func short(s string) string {
+// oauthShort keeps site-supplied values readable in a message.
+func oauthShort(s string) string {
 	if len(s) > 160 {
 		return s[:160] + "…"
 	}
 	return s
 }
 
-// answer says how a request went, for people: a status or fetch's wording
+// oauthAnswer says how a request went, for people: a status or fetch's wording
 // of a transport failure (never a library's text).
-func answer(r *fetch.Response) string {
+func oauthAnswer(r *fetch.Response) string {
 	switch {
 	case r == nil:
 		return "was not requested"
@@ -82,7 +82,7 @@ func answer(r *fetch.Response) string {
 	}
 }
 
-func sameResource(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
+func oauthSameURL(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
 
 func oauthMetadata(in gather.Source) report.DeepProbe {
 	m := gather.Get(in, gather.OAuthMeta)
@@ -94,7 +94,7 @@ func oauthMetadata(in gather.Source) report.DeepProbe {
 			prmURL, site.Origin, gather.WellKnownAS, site.Origin, gather.WellKnownOIDC)}
 	}
 	d := map[string]any{}
-	var f findings
+	var f oauthFindings
 	var notes []string
 	if m.PRM != nil {
 		prmURL = m.PRM.RequestURL
@@ -106,18 +106,18 @@ func oauthMetadata(in gather.Source) report.DeepProbe {
 		f.fail("%s is not a JSON object: agents cannot read it.", prmURL)
 	case prm != nil:
 		d["protectedResource"] = prmURL
-		d["resource"] = short(prm.Resource)
-		d["authorizationServers"] = capList(prm.AuthorizationServers)
+		d["resource"] = oauthShort(prm.Resource)
+		d["authorizationServers"] = oauthCap(prm.AuthorizationServers)
 		switch u, err := url.Parse(prm.Resource); {
 		case prm.Resource == "":
 			f.fail("%s has no resource member (RFC 9728 requires it): set it to %s.", prmURL, site.Origin)
-		case sameResource(prm.Resource, site.Origin):
+		case oauthSameURL(prm.Resource, site.Origin):
 		case err == nil && strings.EqualFold(u.Scheme+"://"+u.Host, site.Origin):
 			f.partial("%s names the resource %s, but the document at the root describes %s (RFC 9728 §3.3): set resource to %s, and publish %s's own metadata at %s%s%s.",
-				prmURL, short(prm.Resource), site.Origin, site.Origin, short(prm.Resource), site.Origin, gather.WellKnownPRM, short(u.EscapedPath()))
+				prmURL, oauthShort(prm.Resource), site.Origin, site.Origin, oauthShort(prm.Resource), site.Origin, gather.WellKnownPRM, oauthShort(u.EscapedPath()))
 		default:
 			f.fail("%s names the resource %s, not this site (%s): clients reject metadata whose resource differs from the one they asked about (RFC 9728 §3.3).",
-				prmURL, short(prm.Resource), site.Origin)
+				prmURL, oauthShort(prm.Resource), site.Origin)
 		}
 		for _, p := range prm.Problems {
 			f.partial("In %s, %s.", prmURL, p)
@@ -126,55 +126,55 @@ func oauthMetadata(in gather.Source) report.DeepProbe {
 			f.partial("%s lists no authorization_servers: an agent that meets your API cannot find where to get a token; list your authorization server's issuer.", prmURL)
 		}
 	default:
-		f.partial("There is no protected-resource metadata at %s (%s): agents that meet your API first cannot find its authorization server; publish RFC 9728 metadata naming it.", prmURL, answer(m.PRM))
+		f.partial("There is no protected-resource metadata at %s (%s): agents that meet your API first cannot find its authorization server; publish RFC 9728 metadata naming it.", prmURL, oauthAnswer(m.PRM))
 	}
 	if len(m.CrossSite) > 0 {
 		d["crossSite"] = m.CrossSite
 		if m.Issuer == "" {
-			f.partial("The authorization servers %s are on another site and were not checked (the deep scan follows declarations on the site's own registrable domain only).", strings.Join(shortAll(m.CrossSite, 3), ", "))
+			f.partial("The authorization servers %s are on another site and were not checked (the deep scan follows declarations on the site's own registrable domain only).", strings.Join(oauthShortAll(m.CrossSite, 3), ", "))
 		} else {
 			notes = append(notes, fmt.Sprintf("%s on another site not checked", plural(len(m.CrossSite), "authorization server", "authorization servers")))
 		}
 	}
 	if m.Issuer != "" {
-		judgeAS(m, site, d, &f)
+		judgeOAuthAS(m, site, d, &f)
 	}
 	ok := fmt.Sprintf("The protected-resource metadata at %s names this site and the authorization server %s, whose metadata at %s agrees: its issuer matches, and its token endpoint %s %s.",
-		prmURL, m.Issuer, at(m.AS), tokenEndpoint(m), answer(m.Token))
+		prmURL, m.Issuer, at(m.AS), oauthTokenEndpoint(m), oauthAnswer(m.Token))
 	if len(notes) > 0 {
 		ok = strings.TrimSuffix(ok, ".") + " (" + strings.Join(notes, "; ") + ")."
 	}
 	return f.verdict(ok, d)
 }
 
-func tokenEndpoint(m *gather.OAuthMetadata) string {
+func oauthTokenEndpoint(m *gather.OAuthMetadata) string {
 	if m.ASFields == nil {
 		return ""
 	}
-	return short(m.ASFields.TokenEndpoint)
+	return oauthShort(m.ASFields.TokenEndpoint)
 }
 
-func shortAll(list []string, n int) []string {
+func oauthShortAll(list []string, n int) []string {
 	var out []string
 	for i, s := range list {
 		if i == n {
 			out = append(out, fmt.Sprintf("and %d more", len(list)-n))
 			break
 		}
-		out = append(out, short(s))
+		out = append(out, oauthShort(s))
 	}
 	return out
 }
 
-func capList(list []string) []string {
+func oauthCap(list []string) []string {
 	if len(list) > 20 {
 		return list[:20]
 	}
 	return list
 }
 
-// judgeAS checks the authorization-server metadata m.Issuer led to.
-func judgeAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f *findings) {
+// judgeOAuthAS checks the authorization-server metadata m.Issuer led to.
+func judgeOAuthAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f *oauthFindings) {
 	d["authorizationServerTried"] = m.ASTried
 	as := m.ASFields
 	if as == nil {
@@ -182,10 +182,10 @@ func judgeAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f *fin
 		case m.AS.Found():
 			f.fail("%s is not a JSON object: agents cannot read the authorization server's metadata.", at(m.AS))
 		case len(m.ASTried) == 0:
-			f.fail("The authorization server %s is not a valid issuer (an absolute http(s) URL without query or fragment, RFC 8414 §2), so its metadata cannot be found.", short(m.Issuer))
+			f.fail("The authorization server %s is not a valid issuer (an absolute http(s) URL without query or fragment, RFC 8414 §2), so its metadata cannot be found.", oauthShort(m.Issuer))
 		case m.FromPRM:
 			f.fail("The protected-resource metadata names the authorization server %s, but no metadata answers for it (%s %s): publish RFC 8414 metadata there.",
-				short(m.Issuer), m.ASTried[0], answer(m.AS))
+				oauthShort(m.Issuer), m.ASTried[0], oauthAnswer(m.AS))
 		case m.PRM.Found():
 			f.fail("The API declares itself protected, but there is no authorization-server metadata at %s or %s: agents cannot get a token; publish RFC 8414 metadata and list its issuer in authorization_servers.",
 				site.Origin+gather.WellKnownAS, site.Origin+gather.WellKnownOIDC)
@@ -194,10 +194,10 @@ func judgeAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f *fin
 	}
 	asURL := m.AS.RequestURL
 	d["authorizationServer"] = asURL
-	d["issuer"] = short(as.Issuer)
-	d["tokenEndpoint"] = short(as.TokenEndpoint)
+	d["issuer"] = oauthShort(as.Issuer)
+	d["tokenEndpoint"] = oauthShort(as.TokenEndpoint)
 	if as.HasGrantTypes {
-		d["grantTypes"] = capList(as.GrantTypes)
+		d["grantTypes"] = oauthCap(as.GrantTypes)
 	}
 	for _, p := range as.Problems {
 		f.partial("In %s, %s.", asURL, p)
@@ -206,29 +206,29 @@ func judgeAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f *fin
 	switch {
 	case as.Issuer == "":
 		f.fail("%s has no issuer (RFC 8414 requires it): set it to %s.", asURL, expected)
-	case !sameResource(as.Issuer, expected):
+	case !oauthSameURL(as.Issuer, expected):
 		f.fail("%s names the issuer %s, but it was fetched for the issuer %s: clients reject metadata whose issuer differs from the one they built its URL from (RFC 8414 §3.3).",
-			asURL, short(as.Issuer), expected)
+			asURL, oauthShort(as.Issuer), expected)
 	case m.FromPRM && as.Issuer != m.Issuer:
 		f.partial("The protected-resource metadata lists the authorization server %s but its metadata names the issuer %s: clients compare them character for character; make them identical.",
-			short(m.Issuer), short(as.Issuer))
+			oauthShort(m.Issuer), oauthShort(as.Issuer))
 	}
 	te := as.TokenEndpoint
 	switch u, err := url.Parse(te); {
 	case te == "":
 		f.fail("%s has no token_endpoint: agents cannot get a token; add it.", asURL)
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		f.fail("%s gives token_endpoint %s, which is not an absolute http(s) URL.", asURL, short(te))
+		f.fail("%s gives token_endpoint %s, which is not an absolute http(s) URL.", asURL, oauthShort(te))
 	case u.Scheme != "https" && !(gather.IsLoopback(site.Target) && u.Scheme == site.Target.Scheme):
-		f.fail("The token endpoint %s is not https: tokens and client credentials would cross the network in clear text; serve it over https.", short(te))
+		f.fail("The token endpoint %s is not https: tokens and client credentials would cross the network in clear text; serve it over https.", oauthShort(te))
 	}
 	switch {
 	case m.TokenSkip == "on another site":
-		f.partial("The token endpoint %s is on another site and was not checked; serve it from your own registrable domain or expect agents to trust that site.", short(te))
+		f.partial("The token endpoint %s is on another site and was not checked; serve it from your own registrable domain or expect agents to trust that site.", oauthShort(te))
 	case m.Token != nil && m.Token.Err != nil:
-		f.fail("The token endpoint %s %s.", short(te), answer(m.Token))
+		f.fail("The token endpoint %s %s.", oauthShort(te), oauthAnswer(m.Token))
 	case m.Token != nil && m.Token.Status >= 500:
-		f.fail("The token endpoint %s answered %d %s to a GET: it looks broken (a working one answers 405 or 400).", short(te), m.Token.Status, http.StatusText(m.Token.Status))
+		f.fail("The token endpoint %s answered %d %s to a GET: it looks broken (a working one answers 405 or 400).", oauthShort(te), m.Token.Status, http.StatusText(m.Token.Status))
 	}
 	if m.Token != nil {
 		d["tokenEndpointStatus"] = m.Token.Status
@@ -253,18 +253,18 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 	case !as.AnonymousClientCredentials():
 		return na(fmt.Sprintf("Not tried: the authorization server's metadata (%s) does not advertise anonymous client credentials (\"client_credentials\" in grant_types_supported and \"none\" in token_endpoint_auth_methods_supported), so an agent needs registered credentials, which this probe does not have.", at(m.AS)))
 	case m.TokenSkip == "on another site":
-		return na(fmt.Sprintf("Not tried: the token endpoint %s is on another site; the deep scan sends no request to other sites.", short(as.TokenEndpoint)))
+		return na(fmt.Sprintf("Not tried: the token endpoint %s is on another site; the deep scan sends no request to other sites.", oauthShort(as.TokenEndpoint)))
 	case m.TokenSkip != "" || !ch.Tried:
 		return report.DeepProbe{Status: report.Fail, Message: fmt.Sprintf("%s advertises anonymous client credentials but its token_endpoint is unusable (%s): agents cannot get a token; give an absolute https URL.", at(m.AS), m.TokenSkip)}
 	}
-	te := short(as.TokenEndpoint)
+	te := oauthShort(as.TokenEndpoint)
 	d := map[string]any{"tokenEndpoint": te}
 	if ch.Scope != "" {
 		d["scopeRequested"] = ch.Scope
 	}
 	latency := map[string]int64{}
 	d["latencyMs"] = latency
-	var f findings
+	var f oauthFindings
 	tok := ch.Token
 	if tok != nil {
 		latency["token"] = tok.Elapsed.Milliseconds()
@@ -272,7 +272,7 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 	}
 	switch {
 	case tok == nil || tok.Err != nil:
-		f.fail("The token request to %s failed: it %s.", te, answer(tok))
+		f.fail("The token request to %s failed: it %s.", te, oauthAnswer(tok))
 	case tok.Status >= 500:
 		f.fail("%s broke on an anonymous client_credentials request: it answered %d %s.", te, tok.Status, http.StatusText(tok.Status))
 	case !tok.OK():
@@ -295,7 +295,7 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 		case r.TokenType == "":
 			f.partial("The token reply of %s has no token_type (RFC 6749 §5.1 requires it; say \"Bearer\").", te)
 		case !strings.EqualFold(r.TokenType, "Bearer"):
-			f.partial("The token reply of %s says token_type %q; agents send it as a Bearer token, which the API must accept.", te, short(r.TokenType))
+			f.partial("The token reply of %s says token_type %q; agents send it as a Bearer token, which the API must accept.", te, oauthShort(r.TokenType))
 		}
 	}
 	if ch.Target == "" {
@@ -311,13 +311,13 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 		latency["withoutToken"] = anon.Elapsed.Milliseconds()
 		d["statusWithoutToken"] = anon.Status
 	}
-	challengeOK := judgeChallenge(m, ch, site, d, &f)
+	challengeOK := judgeOAuthChallenge(m, ch, site, d, &f)
 	if a := ch.Authed; a != nil {
 		latency["withToken"] = a.Elapsed.Milliseconds()
 		d["statusWithToken"] = a.Status
 		switch {
 		case a.Err != nil:
-			f.fail("With the token, GET %s %s.", target, answer(a))
+			f.fail("With the token, GET %s %s.", target, oauthAnswer(a))
 		case a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden:
 			f.fail("GET %s with the token %s just issued answered %d %s: the API refuses the authorization server's tokens (check audience, scope and signing keys).", target, te, a.Status, http.StatusText(a.Status))
 		case a.Status >= 500:
@@ -327,34 +327,34 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 		}
 	}
 	ok := fmt.Sprintf("An anonymous client_credentials request to %s returned a Bearer token; GET %s (%s) without it answered 401 with a Bearer challenge naming %s, and with it answered %d.",
-		te, target, ch.TargetSource, challengeOK, statusOf(ch.Authed))
+		te, target, ch.TargetSource, challengeOK, oauthStatus(ch.Authed))
 	return f.verdict(ok, d)
 }
 
-func statusOf(r *fetch.Response) int {
+func oauthStatus(r *fetch.Response) int {
 	if r == nil {
 		return 0
 	}
 	return r.Status
 }
 
-// judgeChallenge checks the unauthenticated answer: 401 with a Bearer
+// judgeOAuthChallenge checks the unauthenticated answer: 401 with a Bearer
 // challenge whose resource_metadata leads to metadata for this resource.
 // It returns the resource_metadata URL when all is well.
-func judgeChallenge(m *gather.OAuthMetadata, ch *gather.OAuthChallenge, site gather.Site, d map[string]any, f *findings) string {
+func judgeOAuthChallenge(m *gather.OAuthMetadata, ch *gather.OAuthChallenge, site gather.Site, d map[string]any, f *oauthFindings) string {
 	anon, target := ch.Anon, ch.Target
 	prmURL := site.Origin + gather.WellKnownPRM
 	want := fmt.Sprintf("answer 401 with `WWW-Authenticate: Bearer resource_metadata=\"%s\"` (RFC 9728 §5.1)", prmURL)
 	switch {
 	case anon == nil || anon.Err != nil:
-		f.fail("GET %s without a token failed: it %s.", target, answer(anon))
+		f.fail("GET %s without a token failed: it %s.", target, oauthAnswer(anon))
 		return ""
 	case anon.Status == http.StatusUnauthorized:
 	case anon.Status >= 200 && anon.Status < 300:
 		f.partial("GET %s without a token answered %d: the API does not ask for the token its metadata describes. If it is protected, %s; if it is public, do not point agents at it as the protected resource.", target, anon.Status, want)
 		return ""
 	case anon.Status >= 300 && anon.Status < 400:
-		f.partial("GET %s without a token redirects (%d, to %s) instead of challenging: agents cannot log in through a redirect; %s.", target, anon.Status, short(anon.Header.Get("Location")), want)
+		f.partial("GET %s without a token redirects (%d, to %s) instead of challenging: agents cannot log in through a redirect; %s.", target, anon.Status, oauthShort(anon.Header.Get("Location")), want)
 		return ""
 	default:
 		f.partial("GET %s without a token answered %d %s; it should %s.", target, anon.Status, http.StatusText(anon.Status), want)
@@ -368,7 +368,7 @@ func judgeChallenge(m *gather.OAuthMetadata, ch *gather.OAuthChallenge, site gat
 	c := map[string]string{}
 	for _, k := range []string{"resource_metadata", "scope", "error", "realm"} {
 		if v, ok := b.Params[k]; ok {
-			c[k] = short(v)
+			c[k] = oauthShort(v)
 		}
 	}
 	d["challenge"] = c
@@ -383,13 +383,13 @@ func judgeChallenge(m *gather.OAuthMetadata, ch *gather.OAuthChallenge, site gat
 	case rm == known && m.PRM.Found() && m.PRMFields != nil:
 		return rm
 	case rm == known:
-		f.partial("The challenge of %s points to %s, which %s.", target, short(rm), answer(m.PRM))
+		f.partial("The challenge of %s points to %s, which %s.", target, oauthShort(rm), oauthAnswer(m.PRM))
 	case ch.Metadata == nil:
-		f.partial("The challenge of %s points to resource metadata at %s, on another site or not an http(s) URL; point it to %s.", target, short(rm), prmURL)
+		f.partial("The challenge of %s points to resource metadata at %s, on another site or not an http(s) URL; point it to %s.", target, oauthShort(rm), prmURL)
 	case ch.MetadataFields == nil:
-		f.partial("The challenge of %s points to %s, which %s, not protected-resource metadata.", target, short(rm), answer(ch.Metadata))
+		f.partial("The challenge of %s points to %s, which %s, not protected-resource metadata.", target, oauthShort(rm), oauthAnswer(ch.Metadata))
 	case ch.MetadataFields.Resource == "" || !strings.HasPrefix(target, strings.TrimSuffix(ch.MetadataFields.Resource, "/")):
-		f.partial("The challenge of %s points to %s, whose resource %s does not cover %s (RFC 9728 §3.3).", target, short(rm), short(ch.MetadataFields.Resource), target)
+		f.partial("The challenge of %s points to %s, whose resource %s does not cover %s (RFC 9728 §3.3).", target, oauthShort(rm), oauthShort(ch.MetadataFields.Resource), target)
 	default:
 		return rm
 	}

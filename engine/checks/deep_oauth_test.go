@@ -13,9 +13,9 @@ import (
 	"github.com/agentready/agentready/engine/report"
 )
 
-const oo = "https://shop.example" // the origin of these synthetic sites
+const oauthOrigin = "https://shop.example" // the origin of these synthetic sites
 
-func deepByID(t *testing.T, id string) *DeepProbe {
+func oauthProbe(t *testing.T, id string) *DeepProbe {
 	t.Helper()
 	for _, p := range Deep() {
 		if p.ID == id {
@@ -26,11 +26,11 @@ func deepByID(t *testing.T, id string) *DeepProbe {
 	return nil
 }
 
-func jsonResp(u string, status int, body string) *fetch.Response {
+func oauthJSON(u string, status int, body string) *fetch.Response {
 	return &fetch.Response{RequestURL: u, FinalURL: u, Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)}
 }
 
-func fields(t *testing.T, body string) *gather.OAuthFields {
+func oauthFieldsOf(t *testing.T, body string) *gather.OAuthFields {
 	t.Helper()
 	f, err := gather.ParseOAuthFields([]byte(body))
 	if err != nil {
@@ -39,25 +39,25 @@ func fields(t *testing.T, body string) *gather.OAuthFields {
 	return f
 }
 
-// goodMeta is metadata that agrees; cases break one thing each.
-func goodMeta(t *testing.T) *gather.OAuthMetadata {
-	prm := `{"resource":"` + oo + `","authorization_servers":["` + oo + `"],"scopes_supported":["r"]}`
-	as := `{"issuer":"` + oo + `","token_endpoint":"` + oo + `/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["none"]}`
+// goodOAuthMeta is metadata that agrees; cases break one thing each.
+func goodOAuthMeta(t *testing.T) *gather.OAuthMetadata {
+	prm := `{"resource":"` + oauthOrigin + `","authorization_servers":["` + oauthOrigin + `"],"scopes_supported":["r"]}`
+	as := `{"issuer":"` + oauthOrigin + `","token_endpoint":"` + oauthOrigin + `/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["none"]}`
 	return &gather.OAuthMetadata{
-		PRM: jsonResp(oo+gather.WellKnownPRM, 200, prm), PRMFields: fields(t, prm),
-		Issuer: oo, FromPRM: true,
-		AS: jsonResp(oo+gather.WellKnownAS, 200, as), ASTried: []string{oo + gather.WellKnownAS}, ASFields: fields(t, as),
-		Token: jsonResp(oo+"/token", 405, `{"error":"invalid_request"}`),
+		PRM: oauthJSON(oauthOrigin+gather.WellKnownPRM, 200, prm), PRMFields: oauthFieldsOf(t, prm),
+		Issuer: oauthOrigin, FromPRM: true,
+		AS: oauthJSON(oauthOrigin+gather.WellKnownAS, 200, as), ASTried: []string{oauthOrigin + gather.WellKnownAS}, ASFields: oauthFieldsOf(t, as),
+		Token: oauthJSON(oauthOrigin+"/token", 405, `{"error":"invalid_request"}`),
 	}
 }
 
-func judgeDeep(t *testing.T, id string, m *gather.OAuthMetadata, ch *gather.OAuthChallenge) report.DeepProbe {
+func judgeOAuth(t *testing.T, id string, m *gather.OAuthMetadata, ch *gather.OAuthChallenge) report.DeepProbe {
 	t.Helper()
-	target, _ := url.Parse(oo + "/")
-	set := gather.NewSet(gather.Site{Target: target, Origin: oo})
+	target, _ := url.Parse(oauthOrigin + "/")
+	set := gather.NewSet(gather.Site{Target: target, Origin: oauthOrigin})
 	gather.Put(set, gather.OAuthMeta, m)
 	gather.Put(set, gather.OAuthChallengeKey, ch)
-	return deepByID(t, id).Judge(set)
+	return oauthProbe(t, id).Judge(set)
 }
 
 func TestOAuthMetadataVerdicts(t *testing.T) {
@@ -67,16 +67,16 @@ func TestOAuthMetadataVerdicts(t *testing.T) {
 		status report.Status
 		words  []string
 	}{
-		{"agrees", func(m *gather.OAuthMetadata) {}, report.Pass, []string{oo + gather.WellKnownPRM, oo + "/token", "answered 405"}},
+		{"agrees", func(m *gather.OAuthMetadata) {}, report.Pass, []string{oauthOrigin + gather.WellKnownPRM, oauthOrigin + "/token", "answered 405"}},
 		{"nothing published", func(m *gather.OAuthMetadata) {
-			*m = gather.OAuthMetadata{PRM: jsonResp(oo+gather.WellKnownPRM, 404, ""), Issuer: oo, AS: jsonResp(oo+gather.WellKnownOIDC, 404, "")}
-		}, report.NA, []string{"neither", oo + gather.WellKnownPRM}},
+			*m = gather.OAuthMetadata{PRM: oauthJSON(oauthOrigin+gather.WellKnownPRM, 404, ""), Issuer: oauthOrigin, AS: oauthJSON(oauthOrigin+gather.WellKnownOIDC, 404, "")}
+		}, report.NA, []string{"neither", oauthOrigin + gather.WellKnownPRM}},
 		{"resource on another site", func(m *gather.OAuthMetadata) {
 			m.PRMFields.Resource = "https://api.other.example"
 		}, report.Fail, []string{"https://api.other.example", "RFC 9728 §3.3"}},
 		{"resource is a path", func(m *gather.OAuthMetadata) {
-			m.PRMFields.Resource = oo + "/api"
-		}, report.Partial, []string{oo + gather.WellKnownPRM + "/api"}},
+			m.PRMFields.Resource = oauthOrigin + "/api"
+		}, report.Partial, []string{oauthOrigin + gather.WellKnownPRM + "/api"}},
 		{"PRM not JSON", func(m *gather.OAuthMetadata) {
 			m.PRMFields = nil
 		}, report.Fail, []string{"not a JSON object"}},
@@ -84,7 +84,7 @@ func TestOAuthMetadataVerdicts(t *testing.T) {
 			m.ASFields.Issuer = "https://login.shop.example"
 		}, report.Fail, []string{"https://login.shop.example", "RFC 8414 §3.3"}},
 		{"issuer differs by a slash", func(m *gather.OAuthMetadata) {
-			m.Issuer, m.PRMFields.AuthorizationServers = oo+"/", []string{oo + "/"}
+			m.Issuer, m.PRMFields.AuthorizationServers = oauthOrigin+"/", []string{oauthOrigin + "/"}
 		}, report.Partial, []string{"character for character"}},
 		{"only cross-site authorization servers", func(m *gather.OAuthMetadata) {
 			*m = gather.OAuthMetadata{PRM: m.PRM, PRMFields: m.PRMFields, CrossSite: []string{"https://login.idp.example"}}
@@ -100,26 +100,26 @@ func TestOAuthMetadataVerdicts(t *testing.T) {
 			m.ASFields.TokenEndpoint, m.Token, m.TokenSkip = "https://idp.example/token", nil, "on another site"
 		}, report.Partial, []string{"https://idp.example/token", "another site"}},
 		{"token endpoint unreachable", func(m *gather.OAuthMetadata) {
-			m.Token = &fetch.Response{RequestURL: oo + "/token", Err: &net503{}}
-		}, report.Fail, []string{oo + "/token", "could not be reached"}},
+			m.Token = &fetch.Response{RequestURL: oauthOrigin + "/token", Err: &oauthNetErr{}}
+		}, report.Fail, []string{oauthOrigin + "/token", "could not be reached"}},
 		{"token endpoint 502", func(m *gather.OAuthMetadata) {
-			m.Token = jsonResp(oo+"/token", 502, "")
+			m.Token = oauthJSON(oauthOrigin+"/token", 502, "")
 		}, report.Fail, []string{"502"}},
 		{"no grant types", func(m *gather.OAuthMetadata) {
 			m.ASFields.HasGrantTypes, m.ASFields.GrantTypes = false, nil
 		}, report.Partial, []string{"grant_types_supported", "authorization_code and implicit"}},
 		{"PRM names an authorization server with no metadata", func(m *gather.OAuthMetadata) {
-			m.AS, m.ASFields, m.Token = jsonResp(oo+gather.WellKnownOIDC, 404, ""), nil, nil
-		}, report.Fail, []string{"no metadata answers", oo + gather.WellKnownAS, "answered 404"}},
+			m.AS, m.ASFields, m.Token = oauthJSON(oauthOrigin+gather.WellKnownOIDC, 404, ""), nil, nil
+		}, report.Fail, []string{"no metadata answers", oauthOrigin + gather.WellKnownAS, "answered 404"}},
 		{"no PRM", func(m *gather.OAuthMetadata) {
-			m.PRM, m.PRMFields, m.FromPRM = jsonResp(oo+gather.WellKnownPRM, 404, ""), nil, false
+			m.PRM, m.PRMFields, m.FromPRM = oauthJSON(oauthOrigin+gather.WellKnownPRM, 404, ""), nil, false
 		}, report.Partial, []string{"no protected-resource metadata", "answered 404"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := goodMeta(t)
+			m := goodOAuthMeta(t)
 			c.edit(m)
-			got := judgeDeep(t, "oauth.metadata", m, &gather.OAuthChallenge{})
+			got := judgeOAuth(t, "oauth.metadata", m, &gather.OAuthChallenge{})
 			if got.Status != c.status {
 				t.Fatalf("%s: %s", got.Status, got.Message)
 			}
@@ -135,36 +135,36 @@ func TestOAuthMetadataVerdicts(t *testing.T) {
 	}
 }
 
-// net503 is a transport error carrying an internal address, the kind a
+// oauthNetErr is a transport error carrying an internal address, the kind a
 // report must never repeat.
-type net503 struct{}
+type oauthNetErr struct{}
 
-func (*net503) Error() string { return "dial tcp 10.1.2.3:443: connect: connection refused" }
-func (*net503) Unwrap() error { return syscall.ECONNREFUSED }
+func (*oauthNetErr) Error() string { return "dial tcp 10.1.2.3:443: connect: connection refused" }
+func (*oauthNetErr) Unwrap() error { return syscall.ECONNREFUSED }
 
 func TestOAuthMetadataNeverQuotesTransportErrors(t *testing.T) {
-	m := goodMeta(t)
-	m.Token = &fetch.Response{RequestURL: oo + "/token", Err: &net503{}}
-	got := judgeDeep(t, "oauth.metadata", m, &gather.OAuthChallenge{})
+	m := goodOAuthMeta(t)
+	m.Token = &fetch.Response{RequestURL: oauthOrigin + "/token", Err: &oauthNetErr{}}
+	got := judgeOAuth(t, "oauth.metadata", m, &gather.OAuthChallenge{})
 	b, _ := json.Marshal(got)
 	if strings.Contains(string(b), "10.1.2.3") || strings.Contains(string(b), "dial tcp") {
 		t.Errorf("the transport's text reached the report: %s", b)
 	}
 }
 
-const secret = "SECRET-TOKEN-9f2"
+const oauthSecret = "SECRET-TOKEN-9f2"
 
-// goodChallenge is a challenge that went right; cases break one thing each.
-func goodChallenge() *gather.OAuthChallenge {
-	anon := jsonResp(oo+"/api/items", 401, `{}`)
-	anon.Header.Set("WWW-Authenticate", `Bearer resource_metadata="`+oo+gather.WellKnownPRM+`"`)
+// goodOAuthChallenge is a challenge that went right; cases break one thing each.
+func goodOAuthChallenge() *gather.OAuthChallenge {
+	anon := oauthJSON(oauthOrigin+"/api/items", 401, `{}`)
+	anon.Header.Set("WWW-Authenticate", `Bearer resource_metadata="`+oauthOrigin+gather.WellKnownPRM+`"`)
 	return &gather.OAuthChallenge{
 		Tried: true, Scope: "r",
-		Token:  jsonResp(oo+"/token", 200, `{"access_token":"`+secret+`","token_type":"Bearer"}`),
-		Reply:  gather.ParseTokenReply([]byte(`{"access_token":"` + secret + `","token_type":"Bearer","expires_in":60}`)),
-		Target: oo + "/api/items", TargetSource: "the OpenAPI operation GET /items",
+		Token:  oauthJSON(oauthOrigin+"/token", 200, `{"access_token":"`+oauthSecret+`","token_type":"Bearer"}`),
+		Reply:  gather.ParseTokenReply([]byte(`{"access_token":"` + oauthSecret + `","token_type":"Bearer","expires_in":60}`)),
+		Target: oauthOrigin + "/api/items", TargetSource: "the OpenAPI operation GET /items",
 		Anon: anon, Challenges: gather.ParseChallenges(anon.Header.Values("WWW-Authenticate")),
-		Authed: jsonResp(oo+"/api/items", 200, `[]`),
+		Authed: oauthJSON(oauthOrigin+"/api/items", 200, `[]`),
 	}
 }
 
@@ -176,7 +176,7 @@ func TestOAuthChallengeVerdicts(t *testing.T) {
 		words  []string
 	}{
 		{"works", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {}, report.Pass,
-			[]string{oo + "/token", oo + "/api/items", "answered 401", oo + gather.WellKnownPRM, "answered 200"}},
+			[]string{oauthOrigin + "/token", oauthOrigin + "/api/items", "answered 401", oauthOrigin + gather.WellKnownPRM, "answered 200"}},
 		{"no metadata", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			m.ASFields, *ch = nil, gather.OAuthChallenge{}
 		}, report.NA, []string{"Not tried", "client_credentials"}},
@@ -187,53 +187,53 @@ func TestOAuthChallengeVerdicts(t *testing.T) {
 			m.ASFields.TokenEndpoint, m.Token, m.TokenSkip, *ch = "https://idp.example/token", nil, "on another site", gather.OAuthChallenge{}
 		}, report.NA, []string{"https://idp.example/token", "another site"}},
 		{"token refused", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
-			ch.Token = jsonResp(oo+"/token", 401, `{"error":"invalid_client","error_description":"<script>"}`)
+			ch.Token = oauthJSON(oauthOrigin+"/token", 401, `{"error":"invalid_client","error_description":"<script>"}`)
 			ch.Reply, ch.Authed = gather.ParseTokenReply(ch.Token.Body), nil
 		}, report.Fail, []string{"refused an anonymous client_credentials request", "401", "invalid_client"}},
 		{"token reply without a token", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Reply, ch.Authed = gather.ParseTokenReply([]byte(`{"token_type":"Bearer"}`)), nil
 		}, report.Fail, []string{"access_token"}},
 		{"token refused by the API", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
-			ch.Authed = jsonResp(oo+"/api/items", 403, `{}`)
+			ch.Authed = oauthJSON(oauthOrigin+"/api/items", 403, `{}`)
 		}, report.Fail, []string{"403", "refuses the authorization server's tokens"}},
 		{"not a Bearer token type", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Reply = gather.ParseTokenReply([]byte(`{"access_token":"x","token_type":"mac"}`))
 		}, report.Partial, []string{`"mac"`}},
 		{"API open without a token", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
-			ch.Anon, ch.Challenges = jsonResp(oo+"/api/items", 200, `[]`), nil
+			ch.Anon, ch.Challenges = oauthJSON(oauthOrigin+"/api/items", 200, `[]`), nil
 		}, report.Partial, []string{"without a token answered 200"}},
 		{"401 without a challenge", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Challenges = nil
 		}, report.Partial, []string{"without a Bearer challenge", "RFC 9728 §5.1"}},
 		{"403 instead of 401", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
-			ch.Anon, ch.Challenges = jsonResp(oo+"/api/items", 403, `{}`), nil
+			ch.Anon, ch.Challenges = oauthJSON(oauthOrigin+"/api/items", 403, `{}`), nil
 		}, report.Partial, []string{"403", "should answer 401"}},
 		{"resource_metadata on another site", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Challenges = gather.ParseChallenges([]string{`Bearer resource_metadata="https://evil.example/prm"`})
 		}, report.Partial, []string{"https://evil.example/prm"}},
 		{"resource_metadata for another resource", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
-			ch.Challenges = gather.ParseChallenges([]string{`Bearer resource_metadata="` + oo + gather.WellKnownPRM + `/other"`})
-			ch.Metadata = jsonResp(oo+gather.WellKnownPRM+"/other", 200, `{"resource":"`+oo+`/other"}`)
+			ch.Challenges = gather.ParseChallenges([]string{`Bearer resource_metadata="` + oauthOrigin + gather.WellKnownPRM + `/other"`})
+			ch.Metadata = oauthJSON(oauthOrigin+gather.WellKnownPRM+"/other", 200, `{"resource":"`+oauthOrigin+`/other"}`)
 			ch.MetadataFields, _ = gather.ParseOAuthFields(ch.Metadata.Body)
 		}, report.Partial, []string{"does not cover"}},
 		{"resource_metadata for this resource", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
-			ch.Challenges = gather.ParseChallenges([]string{`Bearer resource_metadata="` + oo + gather.WellKnownPRM + `/api/items"`})
-			ch.Metadata = jsonResp(oo+gather.WellKnownPRM+"/api/items", 200, `{"resource":"`+oo+`/api/items"}`)
+			ch.Challenges = gather.ParseChallenges([]string{`Bearer resource_metadata="` + oauthOrigin + gather.WellKnownPRM + `/api/items"`})
+			ch.Metadata = oauthJSON(oauthOrigin+gather.WellKnownPRM+"/api/items", 200, `{"resource":"`+oauthOrigin+`/api/items"}`)
 			ch.MetadataFields, _ = gather.ParseOAuthFields(ch.Metadata.Body)
-		}, report.Pass, []string{oo + gather.WellKnownPRM + "/api/items"}},
+		}, report.Pass, []string{oauthOrigin + gather.WellKnownPRM + "/api/items"}},
 		{"no API to try", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Target, ch.TargetSkip, ch.Anon, ch.Authed, ch.Challenges = "", "the OpenAPI description has no GET operation without path parameters", nil, nil, nil
 		}, report.Partial, []string{"no protected API", "no GET operation"}},
 		{"API unreachable", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
-			ch.Anon = &fetch.Response{RequestURL: oo + "/api/items", Err: &net503{}}
-			ch.Authed = &fetch.Response{RequestURL: oo + "/api/items", Err: &net503{}}
+			ch.Anon = &fetch.Response{RequestURL: oauthOrigin + "/api/items", Err: &oauthNetErr{}}
+			ch.Authed = &fetch.Response{RequestURL: oauthOrigin + "/api/items", Err: &oauthNetErr{}}
 		}, report.Fail, []string{"could not be reached"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m, ch := goodMeta(t), goodChallenge()
+			m, ch := goodOAuthMeta(t), goodOAuthChallenge()
 			c.edit(m, ch)
-			got := judgeDeep(t, "oauth.challenge", m, ch)
+			got := judgeOAuth(t, "oauth.challenge", m, ch)
 			if got.Status != c.status {
 				t.Fatalf("%s: %s", got.Status, got.Message)
 			}
@@ -243,7 +243,7 @@ func TestOAuthChallengeVerdicts(t *testing.T) {
 				}
 			}
 			b, _ := json.Marshal(got)
-			for _, leak := range []string{secret, "10.1.2.3", "<script>"} {
+			for _, leak := range []string{oauthSecret, "10.1.2.3", "<script>"} {
 				if strings.Contains(string(b), leak) {
 					t.Errorf("the report holds %q: %s", leak, b)
 				}
@@ -260,7 +260,7 @@ func TestOAuthProbesRegistered(t *testing.T) {
 		names[g.Name] = true
 	}
 	for _, id := range []string{"oauth.metadata", "oauth.challenge"} {
-		p := deepByID(t, id)
+		p := oauthProbe(t, id)
 		if p.Name == "" || p.Doc == "" {
 			t.Errorf("%s has no name or doc", id)
 		}

@@ -115,10 +115,10 @@ func (f *OAuthFields) AnonymousClientCredentials() bool {
 	if f == nil {
 		return false
 	}
-	return contains(f.GrantTypes, "client_credentials") && contains(f.AuthMethods, "none")
+	return oauthHas(f.GrantTypes, "client_credentials") && oauthHas(f.AuthMethods, "none")
 }
 
-func contains(list []string, s string) bool {
+func oauthHas(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -386,7 +386,7 @@ func (p *challengeLexer) skipItem() {
 	}
 }
 
-func isTchar(c byte) bool {
+func oauthTchar(c byte) bool {
 	switch {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		return true
@@ -396,7 +396,7 @@ func isTchar(c byte) bool {
 
 func (p *challengeLexer) token() string {
 	start := p.i
-	for !p.done() && isTchar(p.s[p.i]) {
+	for !p.done() && oauthTchar(p.s[p.i]) {
 		p.i++
 	}
 	return p.s[start:p.i]
@@ -407,7 +407,7 @@ func (p *challengeLexer) token() string {
 // Anything else (`realm="x"`) is a parameter, left for the caller.
 func (p *challengeLexer) token68() string {
 	j := p.i
-	for j < len(p.s) && (isTchar(p.s[j]) || p.s[j] == '/') {
+	for j < len(p.s) && (oauthTchar(p.s[j]) || p.s[j] == '/') {
 		j++
 	}
 	if j == p.i {
@@ -483,32 +483,32 @@ func ParseTokenReply(body []byte) *TokenReply {
 		return nil
 	}
 	t := &TokenReply{}
-	if s, ok := m.AccessToken.(string); ok && len(s) <= 16<<10 && validHeaderValue(s) {
+	if s, ok := m.AccessToken.(string); ok && len(s) <= 16<<10 && oauthHeaderSafe(s) {
 		t.token = s
 	}
 	t.TokenType, _ = m.TokenType.(string)
-	t.TokenType = clip(t.TokenType, 40)
+	t.TokenType = oauthClip(t.TokenType, 40)
 	if f, ok := m.ExpiresIn.(float64); ok {
 		t.ExpiresIn, t.HasExpires = f, true
 	}
 	t.Scope, _ = m.Scope.(string)
-	t.Scope = clip(t.Scope, 200)
-	if e, ok := m.Error.(string); ok && isOAuthCode(e) {
+	t.Scope = oauthClip(t.Scope, 200)
+	if e, ok := m.Error.(string); ok && isOAuthErrorCode(e) {
 		t.Error = e
 	}
 	return t
 }
 
-func clip(s string, n int) string {
+func oauthClip(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
 	}
 	return s
 }
 
-// isOAuthCode accepts the shape of RFC 6749 error codes, so a site's free
+// isOAuthErrorCode accepts the shape of RFC 6749 error codes, so a site's free
 // text never reaches a report through this field.
-func isOAuthCode(s string) bool {
+func isOAuthErrorCode(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}
@@ -521,8 +521,8 @@ func isOAuthCode(s string) bool {
 	return true
 }
 
-// validHeaderValue refuses a token that would break the Authorization header.
-func validHeaderValue(s string) bool {
+// oauthHeaderSafe refuses a token that would break the Authorization header.
+func oauthHeaderSafe(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x21 || c > 0x7e {
 			return false
@@ -543,15 +543,15 @@ func ScopeFor(prm, as *OAuthFields) string {
 	}
 	var out []string
 	for _, s := range picked {
-		if validScopeToken(s) && !contains(out, s) && len(out) < maxScopes {
+		if oauthScopeToken(s) && !oauthHas(out, s) && len(out) < maxScopes {
 			out = append(out, s)
 		}
 	}
 	return strings.Join(out, " ")
 }
 
-// validScopeToken is RFC 6749 §3.3's scope-token.
-func validScopeToken(s string) bool {
+// oauthScopeToken is RFC 6749 §3.3's scope-token.
+func oauthScopeToken(s string) bool {
 	if s == "" || len(s) > 200 {
 		return false
 	}
@@ -668,7 +668,7 @@ func protectedTarget(site Site, prm *OAuthFields, spec *OpenAPIDoc) (target, sou
 	base := site.Origin
 	if s := spec.Spec.ServerURL; s != "" {
 		if strings.Contains(s, "{") || !weburl.SameOrigin(site.Target, s) {
-			return "", "", "the OpenAPI description's server " + clip(s, 200) + " is not on the site's origin"
+			return "", "", "the OpenAPI description's server " + oauthClip(s, 200) + " is not on the site's origin"
 		}
 		base = s
 	}
