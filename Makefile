@@ -13,6 +13,7 @@ FUZZ_TARGETS := \
 	./engine/weburl:FuzzNormalize \
 	./engine/agentcard:FuzzValidate \
 	./engine/mcpcard:FuzzParse \
+	./engine/checks:FuzzMCPToolSchema \
 	./engine/xmldoc:FuzzDetect \
 	./engine/wellknown:FuzzParsers \
 	./engine/webbotauth:FuzzGrade \
