@@ -16,6 +16,7 @@ FUZZ_TARGETS := \
 	./engine/checks:FuzzMCPToolSchema \
 	./engine/xmldoc:FuzzDetect \
 	./engine/wellknown:FuzzParsers \
+	./engine/gather:FuzzOAuthParsers \
 	./engine/webbotauth:FuzzGrade \
 	./engine/commerce:FuzzDocuments \
 	./engine/commerce:FuzzChallenges \
