@@ -576,8 +576,18 @@ func mcpShowcase(t *testing.T, e mcpEnv) {
 
 // Scans through MCP count against the same daily allowance as REST; when it is
 // used up, scanning tools answer with x402 payment requirements and free tools still work.
+// A deployment without a payee advertises no payment: the tools say when
+// the allowance comes back.
 func TestMCPAllowanceExhausted(t *testing.T) {
-	o := startOrigin(t, origin.Config{Allowances: identity.Allowances{Anonymous: 2, Token: 2, APIKey: 2}}, nil)
+	o := startOrigin(t, origin.Config{Allowances: identity.Allowances{Anonymous: 2, Token: 2, APIKey: 2}, Payment: x402.Config{PayTo: testPayee}}, nil)
+	unpaid := startOrigin(t, origin.Config{Allowances: identity.Allowances{Anonymous: 1, Token: 1, APIKey: 1}}, nil)
+	ucs := connect(t, unpaid, "")
+	s0 := site(t, "empty")
+	call(t, ucs, "scan_url", map[string]any{"url": s0.URL})
+	res := call(t, ucs, "scan_url", map[string]any{"url": s0.URL})
+	if b, _ := json.Marshal(res.StructuredContent); !res.IsError || strings.Contains(string(b), "x402Version") || !strings.Contains(errText(res), "retry after") {
+		t.Errorf("over the allowance without a payee: %s %s", errText(res), b)
+	}
 	cs := connect(t, o, "")
 	s := site(t, "peer")
 	if res := call(t, cs, "scan_batch", map[string]any{"urls": []string{s.URL, s.URL}}); res.IsError {
