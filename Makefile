@@ -15,6 +15,8 @@ FUZZ_TARGETS := \
 	./engine/mcpcard:FuzzParse \
 	./engine/checks:FuzzMCPToolSchema \
 	./engine/xmldoc:FuzzDetect \
+	./engine/gather:FuzzAPIPlan \
+	./engine/gather:FuzzA2AInterfaces \
 	./engine/wellknown:FuzzParsers \
 	./engine/gather:FuzzOAuthParsers \
 	./engine/webbotauth:FuzzGrade \
