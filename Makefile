@@ -15,6 +15,8 @@ FUZZ_TARGETS := \
 	./engine/mcpcard:FuzzParse \
 	./engine/checks:FuzzMCPToolSchema \
 	./engine/xmldoc:FuzzDetect \
+	./engine/gather:FuzzSitemapLocs \
+	./engine/gather:FuzzParseContract \
 	./engine/gather:FuzzAPIPlan \
 	./engine/gather:FuzzA2AInterfaces \
 	./engine/wellknown:FuzzParsers \
