@@ -224,9 +224,12 @@ func pageMarkdown(r *fetch.Response) (bool, string) {
 		return false, "answers Accept: text/markdown with HTML"
 	case len(r.Body) == 0:
 		return false, "answers Accept: text/markdown with an empty body"
-	case r.ContentType() != "text/markdown":
-		return false, "answers Accept: text/markdown with " + orUnknown(r.ContentType()) + " instead of text/markdown"
-	case !headerHas(r.Header, "Vary", "Accept"):
+	}
+	// What passes 1.17 for the homepage passes here for each page.
+	switch _, ct, vary := markdownServed(r); {
+	case ct != "text/markdown":
+		return false, "answers Accept: text/markdown with " + orUnknown(ct) + " instead of text/markdown"
+	case !vary:
 		return false, "serves markdown without Vary: Accept"
 	}
 	return true, ""

@@ -600,9 +600,7 @@ func markdownNegotiation(in gather.Source) Outcome {
 			}
 		}
 	}
-	if r.OK() && r.Complete() && !r.LooksHTML() && len(r.Body) > 0 {
-		ct := r.ContentType()
-		vary := headerHas(r.Header, "Vary", "Accept")
+	if served, ct, vary := markdownServed(r); served {
 		det := map[string]any{"contentType": ct, "varyAccept": vary, "bytes": len(r.Body), "htmlBytes": len(h.Resp.Body)}
 		switch {
 		case ct == "text/markdown" && vary:
@@ -620,6 +618,16 @@ func markdownNegotiation(in gather.Source) Outcome {
 		return fail("Asked for text/markdown, the homepage did not answer with content ("+absence(r)+").", "", nil)
 	}
 	return fail("Asked for text/markdown, the homepage returns HTML ("+orUnknown(r.ContentType())+").", "", map[string]string{"contentType": r.ContentType()})
+}
+
+// markdownServed reads an answer to Accept: text/markdown: whether it is
+// content that is not HTML, its type, and whether it varies on Accept.
+// 1.17 judges the homepage with it, the deep scan's page sample each page.
+func markdownServed(r *fetch.Response) (served bool, contentType string, varyAccept bool) {
+	if r == nil || !r.OK() || !r.Complete() || r.LooksHTML() || len(r.Body) == 0 {
+		return false, "", false
+	}
+	return true, r.ContentType(), headerHas(r.Header, "Vary", "Accept")
 }
 
 func hasRel(rels []string, r string) bool {
