@@ -2,16 +2,20 @@ package origin_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/facilitator"
 	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/monitor"
@@ -65,11 +69,12 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("rate-limit header %s not declared", h)
 		}
 	}
-	// Built endpoints are not marked planned; the monitors' refusals are
-	// named where a client looks for them.
+	// Every endpoint is built, so none is marked planned; the refusals of
+	// the monitors and the paid gateway are named where a client looks for
+	// them.
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			if op.Extensions["x-status"] != nil && path != "/api/v1/scan-gateway" {
+			if op.Extensions["x-status"] != nil {
 				t.Errorf("%s %s is built but marked x-status %v", method, path, op.Extensions["x-status"])
 			}
 		}
@@ -99,6 +104,36 @@ func TestOpenAPIDocument(t *testing.T) {
 			codes(p, method, "503", "state_unavailable")
 		}
 	}
+	gw := "/api/v1/scan-gateway"
+	codes(gw, "POST", "400", "invalid_json", "missing_url", "invalid_url")
+	codes(gw, "POST", "402", "payment_required", "payment_invalid", "payment_already_used", "invalid_payment_requirements")
+	codes(gw, "POST", "409", "idempotency_in_flight")
+	codes(gw, "POST", "415", "unsupported_media_type")
+	codes(gw, "POST", "422", "site_unreachable", "not settled")
+	codes(gw, "POST", "503", "payments_disabled", "facilitator_unavailable", "state_unavailable", "overloaded")
+	pay := doc.Paths.Value(gw).Post
+	for _, h := range []string{"PAYMENT-SIGNATURE", "X-PAYMENT"} {
+		if pay.Parameters.GetByInAndName("header", h) == nil {
+			t.Errorf("the gateway does not declare the payment header %s", h)
+		}
+	}
+	paid := pay.Responses.Value("200").Value
+	for _, h := range []string{"PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE", "Idempotent-Replayed"} {
+		if paid.Headers[h] == nil {
+			t.Errorf("the gateway's 200 does not declare %s", h)
+		}
+	}
+	if pay.Responses.Value("402").Value.Headers["PAYMENT-REQUIRED"] == nil {
+		t.Error("the gateway's 402 does not declare PAYMENT-REQUIRED")
+	}
+	// The paid report is the free one plus the deep block, which only the
+	// gateway's 200 requires.
+	if p := doc.Components.Schemas["ScanResult"].Value.Properties["deep"]; p == nil || p.Ref != "#/components/schemas/Deep" {
+		t.Error("ScanResult does not reference the Deep schema as its optional deep block")
+	}
+	if slices.Contains(doc.Components.Schemas["ScanResult"].Value.Required, "deep") {
+		t.Error("deep is required of every ScanResult; only a paid deep scan has it")
+	}
 	if idem := doc.Paths.Value("/api/monitors").Post.Parameters.GetByInAndName("header", "Idempotency-Key"); idem == nil {
 		t.Error("POST /api/monitors does not declare Idempotency-Key")
 	}
@@ -121,6 +156,72 @@ func TestOpenAPIDocument(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The gateway's x402 headers are base64 JSON, which the contract does not
+// look inside (contentSchema is an annotation to a JSON Schema validator),
+// so their decoded values are held here to the schemas the document names
+// for them, both generations: what a client is asked for, what it sends,
+// and the settlement it gets back.
+func TestOpenAPIGatewayHeaders(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(origin.OpenAPIDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := doc.Paths.Value(x402.GatewayPath).Post
+	decoded := func(where string, schema *openapi3.SchemaRef, value string) {
+		t.Helper()
+		if schema == nil || schema.Value == nil || schema.Value.ContentSchema == nil || schema.Value.ContentSchema.Value == nil {
+			t.Fatalf("%s: /openapi.json names no contentSchema for it", where)
+		}
+		raw, err := base64.StdEncoding.DecodeString(value)
+		var v any
+		if err != nil || json.Unmarshal(raw, &v) != nil {
+			t.Fatalf("%s is not base64 JSON: %q", where, value)
+		}
+		if err := schema.Value.ContentSchema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s does not match %s: %v\n%s", where, schema.Value.ContentSchema.Ref, err, raw)
+		}
+	}
+	header := func(status, name string) *openapi3.SchemaRef {
+		h := op.Responses.Value(status).Value.Headers[name]
+		if h == nil {
+			t.Fatalf("the gateway's %s does not declare %s", status, name)
+		}
+		return h.Value.Schema
+	}
+	param := func(name string) *openapi3.SchemaRef {
+		p := op.Parameters.GetByInAndName("header", name)
+		if p == nil {
+			t.Fatalf("the gateway does not declare %s", name)
+		}
+		return p.Schema
+	}
+
+	o, _ := gatewayOrigin(t, testPayee)
+	s := site(t, "empty")
+	resp, _ := gatewayPost(t, o, s.URL)
+	decoded("PAYMENT-REQUIRED", header("402", "PAYMENT-REQUIRED"), resp.Header.Get("PAYMENT-REQUIRED"))
+	var req x402.PaymentRequired
+	decodeB64JSON(t, resp.Header.Get("PAYMENT-REQUIRED"), &req)
+
+	pay := payV2(t, req, facilitator.Token("HeaderPayer", req.Accepts[0].Amount, testPayee, "openapi-v2"))
+	decoded("PAYMENT-SIGNATURE", param("PAYMENT-SIGNATURE"), pay)
+	resp, b := gatewayPost(t, o, s.URL, "PAYMENT-SIGNATURE", pay)
+	if resp.StatusCode != 200 {
+		t.Fatalf("paid v2: %d %.300s", resp.StatusCode, b)
+	}
+	decoded("PAYMENT-RESPONSE", header("200", "PAYMENT-RESPONSE"), resp.Header.Get("PAYMENT-RESPONSE"))
+
+	v1, _ := json.Marshal(map[string]any{"x402Version": 1, "scheme": "exact", "network": "solana",
+		"payload": map[string]string{"transaction": facilitator.Token("HeaderPayer", req.Accepts[0].Amount, testPayee, "openapi-v1")}})
+	pay = base64.StdEncoding.EncodeToString(v1)
+	decoded("X-PAYMENT", param("X-PAYMENT"), pay)
+	resp, b = gatewayPost(t, o, s.URL, "X-PAYMENT", pay)
+	if resp.StatusCode != 200 {
+		t.Fatalf("paid v1: %d %.300s", resp.StatusCode, b)
+	}
+	decoded("X-PAYMENT-RESPONSE", header("200", "X-PAYMENT-RESPONSE"), resp.Header.Get("X-PAYMENT-RESPONSE"))
 }
 
 // The monitor operations answer what /openapi.json says for the statuses the
