@@ -1,6 +1,7 @@
 package origin
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -217,9 +218,17 @@ func viewDelivery(d store.Delivery) deliveryView {
 	return v
 }
 
+// deliveryFields are the members a delivery has, for ?fields=.
+var deliveryFields = map[string]bool{"id": true, "type": true, "status": true, "attempts": true, "created_at": true, "last_attempt_at": true,
+	"last_status_code": true, "last_error": true, "latency_ms": true, "next_attempt_at": true, "payload": true}
+
+// listDeliveries is GET /api/monitors/{id}/deliveries: newest first, with
+// limit and an opaque cursor (next_cursor), filter[status] and filter[type],
+// and fields=a,b to return only those members (id is always there).
 func (s *Server) listDeliveries(ctx *fasthttp.RequestCtx, id string, _ []string) {
+	q := ctx.QueryArgs()
 	limit := 20
-	if v := ctx.QueryArgs().Peek("limit"); len(v) > 0 {
+	if v := q.Peek("limit"); len(v) > 0 {
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 1 || n > store.KeptDeliveries {
 			writeError(ctx, apiErr(400, CodeBadRequest, "limit must be a whole number from 1 to "+strconv.Itoa(store.KeptDeliveries)+"."))
@@ -227,16 +236,81 @@ func (s *Server) listDeliveries(ctx *fasthttp.RequestCtx, id string, _ []string)
 		}
 		limit = n
 	}
-	ds, err := s.monitors.Deliveries(s.base, s.caller(ctx), id, limit)
+	status, typ := string(q.Peek("filter[status]")), string(q.Peek("filter[type]"))
+	switch status {
+	case "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed, store.DeliveryCanceled:
+	default:
+		writeError(ctx, apiErr(400, CodeBadRequest, "filter[status] must be pending, delivered, failed or canceled."))
+		return
+	}
+	if typ != "" && typ != "scan.completed" && typ != "score.changed" {
+		writeError(ctx, apiErr(400, CodeBadRequest, "filter[type] must be scan.completed or score.changed."))
+		return
+	}
+	var fields []string
+	if v := string(q.Peek("fields")); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if !deliveryFields[f] {
+				writeError(ctx, apiErr(400, CodeBadRequest, "fields lists members of a delivery, comma-separated: id, type, status, attempts, created_at, last_attempt_at, last_status_code, last_error, latency_ms, next_attempt_at, payload."))
+				return
+			}
+			fields = append(fields, f)
+		}
+	}
+	after := ""
+	if c := string(q.Peek("cursor")); c != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil || !strings.HasPrefix(string(b), "evt_") {
+			writeError(ctx, apiErr(400, CodeBadRequest, "cursor is not one this API returned; pass next_cursor from the previous page unchanged."))
+			return
+		}
+		after = string(b)
+	}
+	all, err := s.monitors.Deliveries(s.base, s.caller(ctx), id, store.KeptDeliveries)
 	if err != nil {
 		monitorError(ctx, err)
 		return
 	}
-	out := make([]deliveryView, len(ds))
-	for i, d := range ds {
-		out[i] = viewDelivery(d)
+	page := make([]map[string]any, 0, limit)
+	next := ""
+	skipping := after != ""
+	for _, d := range all {
+		if skipping {
+			skipping = d.ID != after
+			continue
+		}
+		if (status != "" && d.Status != status) || (typ != "" && d.Type != typ) {
+			continue
+		}
+		if len(page) == limit {
+			next = base64.RawURLEncoding.EncodeToString([]byte(page[len(page)-1]["id"].(string)))
+			break
+		}
+		page = append(page, project(viewDelivery(d), fields))
 	}
-	writeJSON(ctx, 200, map[string]any{"monitor_id": id, "deliveries": out})
+	out := map[string]any{"monitor_id": id, "deliveries": page, "next_cursor": nil}
+	if next != "" {
+		out["next_cursor"] = next
+	}
+	writeJSON(ctx, 200, out)
+}
+
+// project keeps only fields (and id) of a delivery; all of it when fields is empty.
+func project(v deliveryView, fields []string) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	if len(fields) == 0 {
+		return m
+	}
+	out := map[string]any{"id": m["id"]}
+	for _, f := range fields {
+		if x, ok := m[f]; ok {
+			out[f] = x
+		}
+	}
+	return out
 }
 
 func (s *Server) redeliver(ctx *fasthttp.RequestCtx, id string, rest []string) {

@@ -290,6 +290,30 @@ func TestMonitorEndToEnd(t *testing.T) {
 	}
 	recv.setAnswer(nil)
 
+	// The delivery list pages with an opaque cursor, filters and selects fields.
+	type page struct {
+		Deliveries []map[string]any `json:"deliveries"`
+		Next       *string          `json:"next_cursor"`
+	}
+	var p1, p2, filtered page
+	_, b = get(t, o.URL+"/api/monitors/"+id+"/deliveries?limit=2&fields=status,type")
+	if json.Unmarshal(b, &p1) != nil || len(p1.Deliveries) != 2 || p1.Next == nil || len(p1.Deliveries[0]) != 3 || p1.Deliveries[0]["status"] == nil {
+		t.Fatalf("first page: %s", b)
+	}
+	_, b = get(t, o.URL+"/api/monitors/"+id+"/deliveries?limit=2&cursor="+*p1.Next)
+	if json.Unmarshal(b, &p2) != nil || len(p2.Deliveries) == 0 || p2.Deliveries[0]["id"] == p1.Deliveries[0]["id"] || p2.Deliveries[0]["id"] == p1.Deliveries[1]["id"] {
+		t.Errorf("second page repeats the first: %s", b)
+	}
+	_, b = get(t, o.URL+"/api/monitors/"+id+"/deliveries?limit=100&filter[type]=score.changed")
+	if json.Unmarshal(b, &filtered) != nil || len(filtered.Deliveries) != 1 || filtered.Deliveries[0]["type"] != "score.changed" || filtered.Next != nil {
+		t.Errorf("filter[type]=score.changed: %s", b)
+	}
+	for _, q := range []string{"cursor=nope", "fields=secret", "filter[status]=lost", "limit=0"} {
+		if resp, b := get(t, o.URL+"/api/monitors/"+id+"/deliveries?"+q); resp.StatusCode != 400 || envelope(t, b).Code != "bad_request" {
+			t.Errorf("?%s: %d %s", q, resp.StatusCode, b)
+		}
+	}
+
 	// DELETE: gone for every caller, and nothing more is delivered.
 	status, c, _ := createMonitor(t, o, `{"url":"`+siteURL+`","callback_url":"`+recv.srv.URL+`/c","cadence":"300ms"}`)
 	status2, ctrl, _ := createMonitor(t, o, `{"url":"`+siteURL+`","callback_url":"`+recv.srv.URL+`/control","cadence":"300ms","events":["scan.completed"]}`)

@@ -90,10 +90,10 @@ func Check(p Payload, req Requirement, resourceURL string) error {
 	switch p.X402Version {
 	case 1:
 		if p.Scheme != req.Scheme {
-			return &Mismatch{"invalid_scheme", "the payment's scheme is " + quote(p.Scheme) + "; the gateway takes " + req.Scheme}
+			return &Mismatch{"invalid_scheme", "the payment's scheme is not " + req.Scheme + ", the one the gateway takes"}
 		}
 		if p.Network != V1Name(req.Network) {
-			return &Mismatch{"invalid_network", "the payment is on " + quote(p.Network) + "; the gateway takes " + V1Name(req.Network)}
+			return &Mismatch{"invalid_network", "the payment is not on " + V1Name(req.Network) + ", the network the gateway takes"}
 		}
 		return nil // v1 payloads carry no terms beyond these; the facilitator checks them against the requirements we send it
 	case 2:
@@ -102,30 +102,25 @@ func Check(p Payload, req Requirement, resourceURL string) error {
 			return &Mismatch{"invalid_payment_requirements", "the payment does not say which requirement it accepted (accepted)"}
 		}
 		switch {
+		// The messages name the field and what the gateway asks for, never
+		// the value sent (an error does not echo request bytes).
 		case a.Scheme != req.Scheme:
-			return &Mismatch{"invalid_scheme", "the payment's scheme is " + quote(a.Scheme) + "; the gateway takes " + req.Scheme}
+			return &Mismatch{"invalid_scheme", "its accepted scheme is not " + req.Scheme + ", the one the gateway takes"}
 		case a.Network != req.Network:
-			return &Mismatch{"invalid_network", "the payment is on " + quote(a.Network) + "; the gateway takes " + req.Network}
+			return &Mismatch{"invalid_network", "its accepted network is not " + req.Network + ", the one the gateway takes"}
 		case a.Amount != req.Amount:
-			return &Mismatch{"invalid_payment_requirements", "the payment is for " + quote(a.Amount) + " atomic units; a deep scan costs " + req.Amount}
+			return &Mismatch{"invalid_payment_requirements", "its accepted amount is not " + req.Amount + " atomic units, the price of a deep scan"}
 		case a.Asset != req.Asset:
-			return &Mismatch{"invalid_payment_requirements", "the payment is in asset " + quote(a.Asset) + "; the gateway takes " + req.Asset}
+			return &Mismatch{"invalid_payment_requirements", "its accepted asset is not " + req.Asset + ", the USDC mint the gateway takes"}
 		case a.PayTo != req.PayTo:
-			return &Mismatch{"invalid_payment_requirements", "the payment pays " + quote(a.PayTo) + ", not this service's payee " + req.PayTo}
+			return &Mismatch{"invalid_payment_requirements", "its accepted payTo is not this service's payee " + req.PayTo}
 		}
 		if p.Resource != nil && p.Resource.URL != "" && p.Resource.URL != resourceURL {
-			return &Mismatch{"invalid_payment_requirements", "the payment is for the resource " + quote(p.Resource.URL) + ", not " + resourceURL}
+			return &Mismatch{"invalid_payment_requirements", "its resource is not " + resourceURL + ", the resource paid for here"}
 		}
 		return nil
 	}
-	return &Mismatch{"invalid_x402_version", fmt.Sprintf("x402Version %d; the gateway speaks 1 and 2", p.X402Version)}
-}
-
-func quote(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return fmt.Sprintf("%q", s)
+	return &Mismatch{"invalid_x402_version", "the gateway speaks x402 versions 1 and 2"}
 }
 
 // V1Name is a CAIP-2 network's v1 name.

@@ -322,6 +322,26 @@ func resolveServer(raw string, base *url.URL) string {
 	return u.String()
 }
 
+// acceptsArray: the body schema is an array, or offers one as an
+// alternative (oneOf/anyOf "one item or many", the usual way to declare a
+// single-or-bulk write).
+func acceptsArray(s *openapi3.Schema) bool {
+	if s == nil {
+		return false
+	}
+	if s.Type.Is("array") {
+		return true
+	}
+	for _, alts := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
+		for _, a := range alts {
+			if a != nil && a.Value != nil && a.Value.Type.Is("array") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, shared openapi3.Parameters) Operation {
 	o := Operation{Method: method, Path: path, OperationID: op.OperationID}
 	for _, ps := range []openapi3.Parameters{shared, op.Parameters} {
@@ -337,7 +357,7 @@ func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, sha
 	sort.Strings(o.Extensions)
 	if rb := op.RequestBody; rb != nil && rb.Value != nil {
 		for mt, media := range rb.Value.Content {
-			if strings.Contains(mt, "json") && media != nil && media.Schema != nil && media.Schema.Value != nil && media.Schema.Value.Type.Is("array") {
+			if strings.Contains(mt, "json") && media != nil && media.Schema != nil && acceptsArray(media.Schema.Value) {
 				o.RequestIsArray = true
 			}
 		}

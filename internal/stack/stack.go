@@ -26,6 +26,7 @@ import (
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/monitor"
+	"github.com/agentready/agentready/origin/payment"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/wasm"
 	"github.com/valyala/fasthttp/fasthttputil"
@@ -92,6 +93,25 @@ type Stack struct {
 	edgeSrv   *http.Server
 	host      *wasm.Host
 	ephemeral bool
+	// feePayerMissing: payments are on, but the facilitator did not name a
+	// fee payer at start (the edge's 402s then carry none).
+	feePayerMissing bool
+}
+
+// feePayer asks the configured facilitator for its Solana fee payer ("" when it does not answer in 3 s).
+func feePayer(o Options, network string) string {
+	url := o.Env("AGENTREADY_FACILITATOR_URL")
+	if url == "" {
+		url = payment.DefaultFacilitator
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	f := payment.NewFacilitator(url, o.AllowPrivate || o.Env("AGENTREADY_FACILITATOR_PRIVATE") == "1", 3*time.Second)
+	sup, err := f.Supported(ctx)
+	if err != nil {
+		return ""
+	}
+	return sup.FeePayer(network)
 }
 
 func random(n int) string {
@@ -107,7 +127,11 @@ func (s *Stack) PaymentMode() string {
 	if cfg.Pay.PayTo == "" {
 		return "payments: off (AGENTREADY_PAYTO unset): over the allowance callers get 429 allowance_exhausted, and the paid deep scan answers 503 payments_disabled"
 	}
-	return fmt.Sprintf("payments: on, %s atomic USDC per deep scan to %s on %s, through the facilitator %s", cfg.Pay.Amount(), cfg.Pay.PayTo, cfg.Pay.NetworkID(), cfg.Facilitator)
+	mode := fmt.Sprintf("payments: on, %s atomic USDC per deep scan to %s on %s, through the facilitator %s", cfg.Pay.Amount(), cfg.Pay.PayTo, cfg.Pay.NetworkID(), cfg.Facilitator)
+	if s.feePayerMissing {
+		mode += " (it did not name a fee payer at start: the edge's 402s carry none until AGENTREADY_FEE_PAYER is set; the gateway's own 402s ask it each time)"
+	}
+	return mode
 }
 
 // EphemeralKeys reports that token keys were generated for this process only.
@@ -125,7 +149,16 @@ func Start(o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Stack{}
+	edgeEnvExtra, feeMissing := map[string]string{}, false
+	if cfg.Payment.PayTo != "" && cfg.Payment.FeePayer == "" {
+		// Solana clients cannot build a payment without the facilitator's
+		// fee payer, and the edge (which cannot reach the facilitator from
+		// WebAssembly) puts it in its 402s only when it is configured: ask
+		// the facilitator once now. The gateway asks again for its own 402s.
+		cfg.Payment.FeePayer = feePayer(o, cfg.Payment.NetworkID())
+		feeMissing = cfg.Payment.FeePayer == ""
+	}
+	st := &Stack{feePayerMissing: feeMissing}
 	if len(cfg.TokenKeys) == 0 {
 		cfg.TokenKeys = token.Keys{{ID: "e" + random(3), Secret: []byte(random(32))}}
 		st.ephemeral = true
@@ -152,6 +185,9 @@ func Start(o Options) (*Stack, error) {
 	o.Origin.TokenKeys = cfg.TokenKeys
 	o.Origin.Allowances = cfg.Allowances
 	o.Origin.Payment = cfg.Payment
+	if cfg.Payment.FeePayer != "" && o.Env("AGENTREADY_FEE_PAYER") == "" {
+		edgeEnvExtra["AGENTREADY_FEE_PAYER"] = cfg.Payment.FeePayer
+	}
 	if o.Origin.FacilitatorURL == "" {
 		o.Origin.FacilitatorURL = o.Env("AGENTREADY_FACILITATOR_URL")
 	}
@@ -187,6 +223,9 @@ func Start(o Options) (*Stack, error) {
 			if v := o.Env(k); v != "" {
 				env[k] = v
 			}
+		}
+		for k, v := range edgeEnvExtra {
+			env[k] = v
 		}
 		env["AGENTREADY_TOKEN_KEYS"] = keyString(cfg.TokenKeys)
 		env["AGENTREADY_EDGE_SECRET"] = string(cfg.IdentitySecret)

@@ -147,11 +147,37 @@ func trimCause(err error) string {
 	return s
 }
 
-// key identifies a payment: the hash of its decoded payload. Two requests
-// carrying the same payment are the same purchase.
-func key(raw []byte) string {
-	sum := sha256.Sum256(raw)
+// key identifies a payment by what it pays with: the scheme's payload (for
+// Solana, the transaction), re-encoded canonically (object members sorted,
+// no spacing), with the protocol version and network. The same transaction
+// re-sent in a differently spelled header is the same purchase, so it cannot
+// buy a second scan before the facilitator refuses to settle it twice.
+func key(p x402.Payload) string {
+	var v any
+	payload := []byte(p.Payload)
+	if json.Unmarshal(p.Payload, &v) == nil {
+		payload, _ = json.Marshal(v) // maps marshal with sorted keys
+	}
+	network := p.Network
+	if p.Accepted != nil {
+		network = p.Accepted.Network
+	}
+	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d|%s|", p.X402Version, network)), payload...))
 	return hex.EncodeToString(sum[:])
+}
+
+// reasonOf keeps a facilitator's reason to what an x402 error code can be:
+// lowercase words and underscores, at most 64 characters.
+func reasonOf(r, fallback string) string {
+	if r == "" || len(r) > 64 {
+		return fallback
+	}
+	for _, c := range r {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return fallback
+		}
+	}
+	return r
 }
 
 // Purchase is a verified payment for one deep scan, held under its record
@@ -218,7 +244,7 @@ func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 	// One payment, one scan: the record is claimed before anything is asked
 	// of the facilitator, so two origins given the same payment at the same
 	// time cannot both serve it.
-	id := key(raw)
+	id := key(p)
 	claim, existing, err := g.Records.Begin(ctx, recordScope, id, r.URL, g.Lease)
 	if err != nil {
 		return nil, refused(&Refusal{Status: 503, Code: apierr.StateUnavailable, RetryAfter: 1,
@@ -255,10 +281,7 @@ func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 	}
 	if !v.IsValid {
 		release()
-		reason := v.InvalidReason
-		if reason == "" {
-			reason = "invalid_payload"
-		}
+		reason := reasonOf(v.InvalidReason, "invalid_payload")
 		return nil, paymentRequired(cfg, r.Base, reason, "The facilitator refused the payment ("+reason+"); nothing was charged. Fix the payment and send it again.")
 	}
 
@@ -295,10 +318,7 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 	}
 	if !s.Success {
 		release()
-		reason := s.ErrorReason
-		if reason == "" {
-			reason = "unexpected_settle_error"
-		}
+		reason := reasonOf(s.ErrorReason, "unexpected_settle_error")
 		return paymentRequired(cfg, r.Base, reason, "The facilitator could not settle the payment ("+reason+"); nothing was charged and no report is returned. Fix the payment and send it again.")
 	}
 	header := x402.HeaderResponse
