@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
 )
@@ -104,6 +105,11 @@ func acceptsMarkdown(r *http.Request) bool {
 // serveDoc answers one site document: byte-stable, cacheable (ETag, 304),
 // CORS-open, and for the homepage negotiated between HTML and markdown.
 func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, d doc) {
+	if r.URL.Path == "/.well-known/x402" && h.cfg.Payment.PayTo == "" {
+		// Nothing is sold without a payee: advertise no payment (an empty payTo would be a trap).
+		writeError(w, apierr.NotFound, "This deployment takes no payments, so it publishes no x402 resources; the free scan is at /api/scan.")
+		return
+	}
 	base := h.base(r)
 	file, ctype := d.file, d.contentType
 	hdr := w.Header()

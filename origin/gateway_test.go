@@ -108,6 +108,17 @@ func TestGatewayPurchase(t *testing.T) {
 		t.Errorf("the replay reached the facilitator: %d verify, %d settle", len(fac.Calls("/verify")), n)
 	}
 
+	// The same transaction in a differently spelled header (spacing, member
+	// order) is the same purchase: it replays, and buys no second scan.
+	plain, _ := base64.StdEncoding.DecodeString(pay)
+	var m map[string]any
+	_ = json.Unmarshal(plain, &m)
+	respelled, _ := json.MarshalIndent(m, " ", "   ")
+	resp3, b3 := gatewayPost(t, o, s.URL, "PAYMENT-SIGNATURE", base64.StdEncoding.EncodeToString(append([]byte(" "), respelled...)))
+	if resp3.StatusCode != 200 || string(b3) != string(b) || len(fac.Calls("/verify")) != 1 {
+		t.Errorf("a respelled payment: %d, same report %v, %d verifications", resp3.StatusCode, string(b3) == string(b), len(fac.Calls("/verify")))
+	}
+
 	other := site(t, "empty")
 	for _, c := range []struct {
 		name, target, header, value, reason string

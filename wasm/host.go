@@ -106,7 +106,9 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 		return nil, fmt.Errorf("wazero compilation cache in %s: %w", o.CacheDir, err)
 	}
 	transport := edgehost.Transport(o.Dial)
-	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 60 * time.Second, Transport: transport}}
+	// 100 s: the paid deep scan (60 s deadline) plus its verification and
+	// settlement must fit, or the payer gets a 502 for a scan that completes.
+	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 100 * time.Second, Transport: transport}}
 	_, local := o.Limiter.(*ratelimit.Local)
 	h.blockingLimiter = !local
 	h.rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache))

@@ -255,9 +255,11 @@ func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 		case existing.Fingerprint != r.URL:
 			return nil, paymentRequired(cfg, r.Base, "payment_already_used", "This payment already bought a deep scan of another site; each payment buys one scan. Make a new payment.")
 		case existing.State == store.IdemInFlight:
-			wait := 1
+			// The lease covers the longest scan; most end sooner, so a retry
+			// in a few seconds is better advice than the lease's end.
+			wait := 5
 			if !existing.Expires.IsZero() {
-				wait = max(1, int(math.Ceil(time.Until(existing.Expires).Seconds())))
+				wait = min(wait, max(1, int(math.Ceil(time.Until(existing.Expires).Seconds()))))
 			}
 			return nil, refused(&Refusal{Status: 409, Code: apierr.IdempotencyInFlight, RetryAfter: wait,
 				Message: "This payment is being served right now (another request carried it); retry after Retry-After seconds to receive the same report."})
