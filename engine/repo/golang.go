@@ -55,6 +55,21 @@ func requestHeader(e ast.Expr) bool {
 	return false
 }
 
+// returnsResponse: the function returns an *http.Response (a client).
+func returnsResponse(t *ast.FuncType) bool {
+	if t.Results == nil {
+		return false
+	}
+	for _, r := range t.Results.List {
+		if st, ok := r.Type.(*ast.StarExpr); ok {
+			if sel, ok := st.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Response" && selName(sel.X) == "http" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // goFile extracts structural evidence from Go source. Comments are not part of
 // the syntax tree, so prose never counts.
 func goFile(e *Findings, rel string, src []byte) {
@@ -65,6 +80,23 @@ func goFile(e *Findings, rel string, src []byte) {
 	}
 	line := func(n ast.Node) int { return fset.Position(n.Pos()).Line }
 	hit := func(n ast.Node, what string) Hit { return Hit{File: rel, Line: line(n), What: what} }
+	// A client's RoundTrip (or any function returning *http.Response) reads
+	// the headers of requests it sends, not of requests it serves: a session
+	// header read there is not a handler honouring agent sessions.
+	var clientSide []ast.Node
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && (fd.Name.Name == "RoundTrip" || returnsResponse(fd.Type)) {
+			clientSide = append(clientSide, fd)
+		}
+	}
+	inClient := func(n ast.Node) bool {
+		for _, c := range clientSide {
+			if n.Pos() >= c.Pos() && n.End() <= c.End() {
+				return true
+			}
+		}
+		return false
+	}
 
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
@@ -82,7 +114,7 @@ func goFile(e *Findings, rel string, src []byte) {
 				}
 			}
 			// Session headers read by handlers: r.Header.Get("Mcp-Session-Id"), ctx.Request.Header.Peek(…).
-			if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (name == "Get" || name == "Peek" || name == "Values") && requestHeader(sel.X) && len(x.Args) == 1 {
+			if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (name == "Get" || name == "Peek" || name == "Values") && requestHeader(sel.X) && len(x.Args) == 1 && !inClient(x) {
 				if h, ok := strLit(x.Args[0]); ok && sessionHeaderNames[strings.ToLower(h)] {
 					e.add(&e.SessionHeaders, hit(x, "reads header "+h))
 				}

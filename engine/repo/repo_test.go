@@ -62,3 +62,29 @@ func FuzzIgnore(f *testing.F) {
 		globPath(pattern, p)
 	})
 }
+
+// A session header read by a handler is evidence for 5.2; the same header
+// read by a client's RoundTrip (the requests it sends) is not.
+func TestSessionHeaderOnlyInHandlers(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		want      int
+	}{
+		{"handler", `package p
+import "net/http"
+func serve(w http.ResponseWriter, r *http.Request) { _ = r.Header.Get("Mcp-Session-Id") }`, 1},
+		{"round tripper", `package p
+import "net/http"
+type tr struct{}
+func (tr) RoundTrip(req *http.Request) (*http.Response, error) { _ = req.Header.Get("Mcp-Session-Id"); return nil, nil }`, 0},
+		{"client helper", `package p
+import "net/http"
+func send(req *http.Request) (*http.Response, error) { _ = req.Header.Get("Mcp-Session-Id"); return http.DefaultClient.Do(req) }`, 0},
+	} {
+		e := &Findings{}
+		goFile(e, "p.go", []byte(c.src))
+		if len(e.SessionHeaders) != c.want {
+			t.Errorf("%s: %d session-header hits, want %d", c.name, len(e.SessionHeaders), c.want)
+		}
+	}
+}
