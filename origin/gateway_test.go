@@ -156,8 +156,8 @@ func TestGatewayPurchase(t *testing.T) {
 	v1pay, _ := json.Marshal(map[string]any{"x402Version": 1, "scheme": "exact", "network": "solana",
 		"payload": map[string]string{"transaction": facilitator.Token("Payer2", "100000", testPayee, "v1")}})
 	resp, b = gatewayPost(t, o, s.URL, "X-PAYMENT", base64.StdEncoding.EncodeToString(v1pay))
-	if resp.StatusCode != 200 || resp.Header.Get("X-PAYMENT-RESPONSE") == "" || resp.Header.Get("PAYMENT-RESPONSE") != "" {
-		t.Errorf("v1 payment: %d %v", resp.StatusCode, resp.Header)
+	if resp.StatusCode != 200 || resp.Header.Get("X-PAYMENT-RESPONSE") == "" || resp.Header.Get("PAYMENT-RESPONSE") != "" || json.Unmarshal(b, &rep) != nil || rep.Deep == nil {
+		t.Errorf("v1 payment: %d %v %.200s", resp.StatusCode, resp.Header, b)
 	} else {
 		decodeB64JSON(t, resp.Header.Get("X-PAYMENT-RESPONSE"), &settled)
 		if !settled.Success || settled.Network != "solana" {

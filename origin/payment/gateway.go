@@ -32,10 +32,9 @@ type Gateway struct {
 	// RecordTTL is how long a served payment answers its retries (7 days).
 	RecordTTL time.Duration
 
-	mu          sync.Mutex
-	feePayer    string
-	feePayerAt  time.Time
-	feePayerTTL time.Duration
+	mu         sync.Mutex
+	feePayer   string
+	feePayerAt time.Time
 }
 
 // Refusal is an answer other than a report: its status, code and message.

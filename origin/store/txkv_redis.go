@@ -95,11 +95,7 @@ func (t redisTx) zscore(ctx context.Context, set, member string) (int64, bool, e
 func (t redisTx) zrange(ctx context.Context, set string, desc bool, limit int) ([]string, error) {
 	var out []string
 	err := t.r.do(ctx, func(ctx context.Context) (err error) {
-		if desc {
-			out, err = t.r.c.ZRevRange(ctx, t.r.prefix+set, 0, int64(limit-1)).Result()
-		} else {
-			out, err = t.r.c.ZRange(ctx, t.r.prefix+set, 0, int64(limit-1)).Result()
-		}
+		out, err = t.r.c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: t.r.prefix + set, Start: 0, Stop: int64(limit - 1), Rev: desc}).Result()
 		return err
 	})
 	return out, err
