@@ -66,6 +66,9 @@ const (
 	EventCheckStarted  EventKind = "check_started"  // Check holds id, name and level only
 	EventCheckFinished EventKind = "check_finished" // Check holds the full result
 	EventProbeFinished EventKind = "probe_finished" // a deep scan's probe: Probe holds it
+	// EventSignalFinished follows the checks, once per identity or commerce
+	// signal, in report order: Signal holds it.
+	EventSignalFinished EventKind = "signal_finished"
 )
 
 // Event is one progress notification. Handlers are called from one goroutine at a time.
@@ -74,6 +77,7 @@ type Event struct {
 	URL      string
 	Check    report.Check
 	Probe    report.DeepProbe // EventProbeFinished
+	Signal   report.Signal    // EventSignalFinished
 	Requests int              // requests made so far (EventGathered)
 }
 
@@ -184,7 +188,8 @@ func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), p
 	return res, stats, nil
 }
 
-// Judge runs the web checks over gathered artifacts and scores them.
+// Judge runs the web checks over gathered artifacts and scores them, then
+// judges the identity and commerce signals (not scored).
 func Judge(set *gather.Set, now time.Time, emit func(Event)) *report.Result {
 	web := checks.Web()
 	res := &report.Result{URL: set.Site.Target.String(), Timestamp: now.UTC().Truncate(time.Second), Checks: make([]report.Check, 0, len(web))}
@@ -199,6 +204,15 @@ func Judge(set *gather.Set, now time.Time, emit func(Event)) *report.Result {
 		}
 	}
 	score.Apply(res)
+	// Signals are judged after the score so nothing they say can reach it.
+	res.Signals = make([]report.Signal, 0, len(checks.Signals()))
+	for _, sg := range checks.Signals() {
+		r := sg.Judge(set, now)
+		res.Signals = append(res.Signals, r)
+		if emit != nil {
+			emit(Event{Kind: EventSignalFinished, URL: res.URL, Signal: r})
+		}
+	}
 	return res
 }
 

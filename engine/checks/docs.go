@@ -53,6 +53,26 @@ func Markdown() string {
 			}
 		}
 	}
+	b.WriteString(signalsMarkdown())
+	return b.String()
+}
+
+// signalsMarkdown documents the identity and commerce signals.
+func signalsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("\n## Identity and commerce signals (not scored)\n\n")
+	b.WriteString("Every web scan report also carries a top-level `signals` array: opt-in standards an agent may look for, reported beside the checks but never scored. ")
+	b.WriteString("Each entry has the fields of a check result (`id, name, passed, status, message, recommendation, details, foundAt`) with `group` (`identity` or `commerce`) in place of level and category; `details` is plain text, findings separated by `; `. ")
+	b.WriteString("`status` is `pass`, `partial` or `na`, never `fail`: a site that publishes nothing (404, another status, an empty body or an HTML soft 404) is `na`. ")
+	b.WriteString("No signal changes `score`, `currentLevel`, `levels` or the badge. They cost at most three requests (webbotauth, ucp, acp), all in the first round; ap2 and mpp read what the scan already fetched. ")
+	b.WriteString("The SSE stream sends a `signal` event per entry before `scan.completed`.\n")
+	for _, s := range Signals() {
+		b.WriteString(fmt.Sprintf("\n### %s %s\n\n", s.ID, s.Name))
+		b.WriteString("- **Group:** " + s.Group + "\n")
+		b.WriteString("- **Looks at:** " + s.LooksFor + "\n")
+		b.WriteString("- **Verdict:** " + s.Rule + "\n")
+		b.WriteString("- **Fix:** " + s.Fix + "\n")
+	}
 	return b.String()
 }
 
@@ -114,4 +134,6 @@ var humansGatherer = Define(Humans, "/humans.txt, parsed.", nil,
 ` + "```" + `
 
 List it in ` + "`WebPlan`" + `. The driver (` + "`Plan.Run`" + `) derives order and rounds from ` + "`Requires`" + `: a gatherer starts when the artifacts it needs exist, its requests run one round after theirs (` + "`Round: After(resp)`" + ` for a request that needs an earlier answer of the same gatherer), independent gatherers run concurrently, and a URL two gatherers ask for is fetched once. Only the homepage gatherer may return an error: it ends the scan (` + "`site_unreachable`" + `). ` + "`engine/sites_test.go`" + ` pins each fixture site's requests and rounds, so a gatherer that costs a request or a round shows there.
+
+A **signal** (identity or commerce, not scored) is an entry of the ` + "`signals`" + ` list in ` + "`engine/checks/signals.go`" + `: id, name, group, what it looks at, the rule, the fix, ` + "`Requires`" + ` and a pure ` + "`Run(in, now)`" + ` returning a ` + "`signal.Verdict`" + ` (pass, partial or na; ` + "`signal.Absent`" + ` turns a 404 or soft 404 into na). The parser and grader live in their own package (` + "`engine/webbotauth`" + `, ` + "`engine/commerce`" + `); a document of its own is fetched by a first-round gatherer in ` + "`engine/gather/signals.go`" + `. Its states are pinned by a fixture site under ` + "`testdata/signals/`" + ` in ` + "`engine/signals_test.go`" + `.
 `

@@ -779,6 +779,7 @@ var WebPlan = func() *Plan {
 		llmsGatherer, agentCardGatherer, catalogGatherer, catalogHeadGatherer, specDefaultGatherer, specGatherer, mcpDefaultGatherer, skillFileGatherer, aiSiteGatherer, skillsIndexGatherer,
 		authMetadata(OpenIDConfig, "/.well-known/openid-configuration"), authMetadata(OAuthServer, "/.well-known/oauth-authorization-server"),
 		protectedResourceGatherer, x402Gatherer, mcpGatherer, feedGatherer, docsGatherer, errorProbeGatherer, scriptsGatherer}
+	gs = append(gs, signalGatherers...)
 	var all []AnyKey
 	for _, g := range gs {
 		all = append(all, NewKey[any](g.Name))

@@ -92,6 +92,9 @@ type Result struct {
 	Score        Score           `json:"score"`
 	Levels       []LevelProgress `json:"levels"`
 	Checks       []Check         `json:"checks"`
+	// Signals are the identity and commerce signals (not scored): always
+	// present, in the order of the signal registry.
+	Signals []Signal `json:"signals"`
 	// Rendered is what a browser saw after the page's scripts ran, compared
 	// with the server's HTML; present only when the scan had a renderer.
 	Rendered *Rendered `json:"rendered,omitempty"`
@@ -163,6 +166,16 @@ func (r *Result) Brief() Brief {
 		b.Checks[i] = BriefCheck{ID: c.ID, Name: c.Name, Passed: c.Passed, Status: c.Status, Level: c.Level, Message: c.Message}
 	}
 	return b
+}
+
+// Signal returns signal id, if present.
+func (r *Result) Signal(id string) (Signal, bool) {
+	for _, s := range r.Signals {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Signal{}, false
 }
 
 // Check returns the result of check id, if present.

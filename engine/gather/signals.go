@@ -1,0 +1,36 @@
+package gather
+
+import (
+	"github.com/agentready/agentready/engine/commerce"
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/webbotauth"
+)
+
+// The identity and commerce signals (not scored) cost at most three
+// requests, one per well-known document. Each needs only the site's origin,
+// so all three run in the first round beside the homepage and the scan keeps
+// its dependent-round count. ap2 and mpp read what other gatherers fetched
+// (the agent card, every response, the OpenAPI description) and ask for
+// nothing.
+var (
+	BotAuthDir  = NewKey[*fetch.Response]("webbotauth-directory")
+	UCPProfile  = NewKey[*fetch.Response]("ucp-profile")
+	ACPDocument = NewKey[*fetch.Response]("acp-discovery")
+)
+
+const acceptBotAuth = webbotauth.MediaType + ",application/json;q=0.9,*/*;q=0.5"
+
+var signalGatherers = []*Gatherer{
+	Define(BotAuthDir, "GET "+webbotauth.Path+" (Web Bot Auth key directory, for the webbotauth signal).", nil,
+		func(c *Ctx) (*fetch.Response, error) {
+			return c.Fetch(fetch.Request{URL: c.URL(webbotauth.Path), Accept: acceptBotAuth, MaxBody: webbotauth.MaxBytes + 1}), nil
+		}),
+	Define(UCPProfile, "GET "+commerce.UCPPath+" (UCP business profile, for the ucp signal).", nil,
+		func(c *Ctx) (*fetch.Response, error) {
+			return c.Fetch(fetch.Request{URL: c.URL(commerce.UCPPath), Accept: acceptJSON, MaxBody: commerce.MaxBytes + 1}), nil
+		}),
+	Define(ACPDocument, "GET "+commerce.ACPPath+" (ACP discovery document, for the acp signal).", nil,
+		func(c *Ctx) (*fetch.Response, error) {
+			return c.Fetch(fetch.Request{URL: c.URL(commerce.ACPPath), Accept: acceptJSON, MaxBody: commerce.MaxBytes + 1}), nil
+		}),
+}
