@@ -191,6 +191,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if path != r.URL.Path || r.URL.RawPath != "" {
 		r.URL.Path, r.URL.RawPath = path, ""
 	}
+	if h.servePage(w, r, path) {
+		return
+	}
 	if doc, ok := siteDocs[path]; ok {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			methodNotAllowed(w, "GET, HEAD")

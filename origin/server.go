@@ -455,6 +455,8 @@ func (s *Server) route(path string) route {
 		return route{x402.GatewayPath, map[string]func(*fasthttp.RequestCtx){"POST": s.scanGateway}}
 	case path == "/api/screenshot":
 		return get("/api/screenshot", s.getScreenshot)
+	case path == "/api/report":
+		return get("/api/report", s.getReport)
 	case path == "/api/mcp":
 		h := s.serveMCP
 		// Every method reaches the MCP handler, so a wrong one is refused as a JSON-RPC error too.

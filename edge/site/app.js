@@ -1,0 +1,242 @@
+// agentready scan page: streams a scan (Server-Sent Events over fetch, so a
+// 402/429 answer can be read and explained) and draws the same markup the
+// edge renders for a finished report. Without this script every URL still
+// renders a complete report on the server.
+(function () {
+  "use strict";
+  var WORDS = {pass: "Pass", partial: "Partial", fail: "Fail", na: "Not applicable", pending: "Waiting"};
+  var MARKS = {pass: "✓", partial: "◐", fail: "✗", na: "–", pending: "…"};
+
+  function el(tag, attrs) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) {
+      if (k === "text") e.textContent = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    }
+    for (var i = 2; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    }
+    return e;
+  }
+
+  // Recommendations mark code with backticks; render them as code, as the server does.
+  function inline(text) {
+    var f = document.createDocumentFragment();
+    var parts = String(text || "").split("`");
+    parts.forEach(function (p, i) {
+      if (i % 2 === 1 && i < parts.length - 1) f.appendChild(el("code", {text: p}));
+      else f.appendChild(document.createTextNode((i % 2 === 1 ? "`" : "") + p));
+    });
+    return f;
+  }
+
+  function pretty(s) {
+    try { return JSON.stringify(JSON.parse(s), null, 2); } catch (e) { return s; }
+  }
+
+  function host(u) { return String(u).replace(/^https?:\/\//, "").replace(/\/$/, ""); }
+
+  function copyButton() { return el("button", {type: "button", "class": "copy", text: "Copy"}); }
+
+  function checkItem(c) {
+    var st = WORDS[c.status] ? c.status : "na";
+    var li = el("li", {"class": "check " + st, id: "check-" + c.id, "data-status": st});
+    var sum = el("summary", null,
+      el("span", {"class": "st", "aria-hidden": "true", text: MARKS[st]}), " ",
+      el("span", {"class": "sw", text: WORDS[st]}), " ",
+      el("span", {"class": "cid", text: c.id}), " ",
+      el("span", {"class": "cn", text: c.name}));
+    var d = el("details", null, sum);
+    if (st !== "pending") {
+      d.appendChild(el("p", {"class": "msg"}, inline(c.message)));
+      if (c.recommendation) d.appendChild(el("p", {"class": "rec"}, el("strong", {text: "Recommendation:"}), " ", inline(c.recommendation)));
+      if (c.foundAt) d.appendChild(el("p", {"class": "found"}, "Found at ", el("code", {text: c.foundAt})));
+      if (c.details) d.appendChild(el("div", {"class": "snippet"}, el("pre", null, el("code", {text: pretty(c.details)})), copyButton()));
+    }
+    li.appendChild(d);
+    return li;
+  }
+
+  function levelState(n, current) { return n <= current ? "reached" : "not reached"; }
+
+  function summary(rep) {
+    var s = rep.score;
+    var ladder = el("ol", {"class": "ladder"});
+    rep.levels.forEach(function (l) {
+      var state = levelState(l.level.number, rep.currentLevel);
+      ladder.appendChild(el("li", {"class": state.replace(" ", "-")},
+        el("strong", {text: "Level " + l.level.number + " · " + l.level.name}),
+        ": " + state + " (" + l.passed + " of " + (l.total - l.na) + " passed)"));
+    });
+    var sec = el("section", {"class": "summary", "aria-labelledby": "summary-h"},
+      el("h2", {id: "summary-h", text: "Score"}),
+      el("p", {"class": "score"},
+        el("span", {"class": "big", id: "score-value", text: String(s.value)}), " out of 100, grade ",
+        el("strong", {id: "score-grade", text: s.grade}), ", level ",
+        el("strong", {id: "score-level", text: rep.currentLevel + " (" + s.levelName + ")"})),
+      el("p", {"class": "tally", text: s.passed + " passed, " + s.partial + " partial, " + s.failed + " failed, " + s.na + " not applicable, of " + s.total + " checks."}),
+      el("p", null, el("button", {type: "button", id: "rescan", "data-url": rep.url, text: "Scan again"})),
+      el("h3", {text: "Level ladder"}), ladder);
+    return sec;
+  }
+
+  function badges(site) {
+    var base = location.origin;
+    var img = base + "/api/badge?url=" + encodeURIComponent(site);
+    var link = base + "/report?url=" + encodeURIComponent(site);
+    var snips = [
+      ["Markdown", "[![agent readiness](" + img + ")](" + link + ")"],
+      ["HTML", '<a href="' + link + '"><img src="' + img + '" alt="agent readiness"></a>'],
+      ["Shields endpoint", "https://img.shields.io/endpoint?url=" + encodeURIComponent(img + "&format=shields")]
+    ];
+    var sec = el("section", {"class": "badges", "aria-labelledby": "badges-h"},
+      el("h2", {id: "badges-h", text: "Badge"}),
+      el("p", null, el("img", {id: "badge-preview", src: img, alt: "agent readiness badge of " + host(site), height: "20"})));
+    snips.forEach(function (s, i) {
+      sec.appendChild(el("div", {"class": "snippet"},
+        el("label", {"for": "badge-" + i, text: s[0]}),
+        el("textarea", {id: "badge-" + i, readonly: "", rows: "2"}, s[1]), copyButton()));
+    });
+    return sec;
+  }
+
+  function when(seconds) {
+    var s = Number(seconds) || 0;
+    if (s < 60) return Math.max(s, 1) + " s";
+    var m = Math.ceil(s / 60);
+    return m < 60 ? m + " min" : Math.floor(m / 60) + " h " + (m % 60) + " min";
+  }
+
+  // An exhausted allowance is explained, not just refused.
+  function refusal(resp, env) {
+    var box = el("div", {"class": "note error", role: "alert", id: "refusal"});
+    if (resp.status === 402 || resp.status === 429) {
+      var limit = resp.headers.get("RateLimit-Limit"), left = resp.headers.get("RateLimit-Remaining") || "0";
+      var reset = resp.headers.get("RateLimit-Reset");
+      box.appendChild(el("h2", {text: "The free scans for today are used up"}));
+      box.appendChild(el("p", {text: left + " of " + (limit || "your") + " free scans remain" + (reset ? "; they reset in " + when(reset) + "." : ".")}));
+      box.appendChild(el("p", null, "A free anonymous token raises the allowance: ",
+        el("code", {text: "POST " + location.origin + "/api/agent/token"}), " (see ", el("a", {href: "/docs", text: "the documentation"}), ")."));
+      if (resp.status === 402) box.appendChild(el("p", {text: "A paid deep scan is available per request over x402 at /api/v1/scan-gateway (0.10 USDC by default), with extra live probes."}));
+      if (env && env.message) box.appendChild(el("p", {"class": "found", text: env.message}));
+    } else {
+      box.appendChild(el("p", {text: (env && env.message) || "The scan could not start (HTTP " + resp.status + "); retry in a minute."}));
+    }
+    return box;
+  }
+
+  var running = null;
+
+  function scan(site, fresh) {
+    var result = document.getElementById("result");
+    if (!result || !site) return;
+    if (running) running.abort();
+    var ctl = running = new AbortController();
+    var button = document.querySelector("#scan button[type=submit]");
+    if (button) button.disabled = true;
+    result.textContent = "";
+    var progress = el("p", {id: "progress", "class": "progress", role: "status", "aria-live": "polite", text: "Starting the scan of " + host(site) + "…"});
+    var bar = el("progress", {max: "48", value: "0", "aria-hidden": "true"});
+    var checksSec = el("section", {"class": "checks", "aria-labelledby": "checks-h"}, el("h2", {id: "checks-h", text: "Checks"}), progress, bar);
+    result.appendChild(checksSec);
+    var total = 48, done = 0;
+    function finish() { if (button) button.disabled = false; }
+    function fail(msg) {
+      progress.textContent = msg;
+      progress.className = "progress note error";
+      finish();
+    }
+    var url = "/api/scan?url=" + encodeURIComponent(site) + (fresh ? "&fresh=1" : "");
+    fetch(url, {headers: {Accept: "text/event-stream"}, signal: ctl.signal}).then(function (resp) {
+      if (!resp.ok) {
+        return resp.json().catch(function () { return null; }).then(function (env) {
+          result.textContent = "";
+          result.appendChild(refusal(resp, env));
+          finish();
+        });
+      }
+      var reader = resp.body.getReader(), dec = new TextDecoder(), buf = "";
+      function handle(name, data) {
+        var d;
+        try { d = JSON.parse(data); } catch (e) { return; }
+        if (name === "scan.started") {
+          total = d.checks.length;
+          bar.max = total;
+          d.levels.forEach(function (l) {
+            var list = el("ul", {"class": "list"});
+            d.checks.forEach(function (c) {
+              if (c.level === l.number) list.appendChild(checkItem({id: c.id, name: c.name, status: "pending"}));
+            });
+            checksSec.appendChild(el("section", {"class": "level", id: "level-" + l.number},
+              el("h3", {text: "Level " + l.number + " · " + l.name}), el("p", {"class": "levdesc", text: l.description}), list));
+          });
+          progress.textContent = "0 of " + total + " checks done.";
+        } else if (name === "check") {
+          var old = document.getElementById("check-" + d.id);
+          if (old) old.replaceWith(checkItem(d));
+          done++;
+          bar.value = done;
+          // The live region speaks in steps of eight (the bar moves with every
+          // check): a screen reader cannot keep up with 48 announcements.
+          if (done === total || done % 8 === 0) progress.textContent = done + " of " + total + " checks done.";
+        } else if (name === "scan.completed") {
+          progress.textContent = d.checks.length + " of " + d.checks.length + " checks done. Score " + d.score.value + " out of 100, grade " + d.score.grade + ".";
+          bar.remove();
+          result.insertBefore(summary(d), checksSec);
+          result.appendChild(badges(d.url));
+          var share = "/?url=" + encodeURIComponent(d.url);
+          if (location.pathname + location.search !== share) history.pushState(null, "", share);
+          finish();
+        } else if (name === "error") {
+          fail((d && d.message) || "The scan failed; retry in a minute.");
+        }
+      }
+      function pump() {
+        return reader.read().then(function (r) {
+          if (r.done) { finish(); return; }
+          buf += dec.decode(r.value, {stream: true}).replace(/\r\n?/g, "\n");
+          var i;
+          while ((i = buf.indexOf("\n\n")) >= 0) {
+            var block = buf.slice(0, i), name = "message", data = [];
+            buf = buf.slice(i + 2);
+            block.split("\n").forEach(function (line) {
+              if (line.indexOf("event:") === 0) name = line.slice(6).trim();
+              else if (line.indexOf("data:") === 0) data.push(line.slice(5).replace(/^ /, ""));
+            });
+            if (data.length) handle(name, data.join("\n"));
+          }
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(function (e) {
+      if (e && e.name === "AbortError") return;
+      fail("The connection to the scanner was lost; press Scan to retry.");
+    });
+  }
+
+  function copy(btn) {
+    var box = btn.parentNode.querySelector("textarea, pre");
+    var text = box.value !== undefined ? box.value : box.textContent;
+    var done = function () { btn.textContent = "Copied"; setTimeout(function () { btn.textContent = "Copy"; }, 2000); };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, function () { select(box); });
+    else select(box);
+    function select(b) { if (b.select) b.select(); }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var form = document.getElementById("scan");
+    if (form) form.addEventListener("submit", function (ev) {
+      var v = form.querySelector("input[name=url]").value.trim();
+      if (!v) return;
+      ev.preventDefault();
+      scan(v, false);
+    });
+    document.addEventListener("click", function (ev) {
+      var t = ev.target;
+      if (t.classList.contains("copy")) copy(t);
+      else if (t.id === "rescan") scan(t.getAttribute("data-url"), true);
+    });
+  });
+})();

@@ -1,0 +1,220 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testenv"
+)
+
+// browserEnv: two free scans a day and a payee, so the third scan is the
+// 402 the page must explain.
+func browserEnv(k string) string {
+	return map[string]string{"AGENTREADY_FREE_DAILY": "2", "AGENTREADY_TOKEN_KEYS": edgetest.TokenKeys, "AGENTREADY_PAYTO": edgetest.PayTo}[k]
+}
+
+// page is one Chromium tab on the scan page; every failed step saves a
+// screenshot under the test's temp dir.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+	dir string
+}
+
+func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		p.fatalf("%s: %v", what, err)
+	}
+}
+
+func value[T any](p *page, what string, a chromedp.Action[T]) T {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		p.fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+func (p *page) fatalf(format string, args ...any) {
+	p.t.Helper()
+	shotCtx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	where := "no screenshot"
+	if png, err := chromedp.Run(shotCtx, chromedp.FullScreenshot(90)); err == nil {
+		path := filepath.Join(p.dir, strings.NewReplacer("/", "_", " ", "_").Replace(p.t.Name())+".png")
+		if os.WriteFile(path, png, 0o644) == nil {
+			where = "screenshot " + path
+		}
+	}
+	p.t.Fatalf(format+" ("+where+")", args...)
+}
+
+func (p *page) poll(what, predicate string) {
+	p.t.Helper()
+	value(p, what, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(25*time.Second)))
+}
+
+type axeViolation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// axe runs axe-core inside the page and fails on any serious or critical
+// WCAG 2.x A/AA violation.
+func (p *page) axe(what, src string) {
+	p.t.Helper()
+	value(p, "load axe-core", chromedp.Evaluate[*runtime.RemoteObject](src))
+	out := value(p, "axe on "+what, chromedp.Evaluate[[]axeViolation](`axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]}}).then(r =>
+		r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(" ")).slice(0, 5)})))`, chromedp.EvalAwaitPromise))
+	for _, v := range out {
+		p.t.Errorf("axe on %s: %s (%s): %s at %v", what, v.ID, v.Impact, v.Help, v.Nodes)
+	}
+	if len(out) > 0 {
+		p.fatalf("axe on %s: %d serious or critical violations", what, len(out))
+	}
+}
+
+const allChecksDone = `document.querySelectorAll("#result li.check:not(.pending)").length === 48 && document.getElementById("score-value") !== null && !document.querySelector("#scan button[type=submit]").disabled`
+
+// The scan page in real Chromium against the real stack (edge + origin) and
+// a loopback fixture site: type the URL and press Enter, watch the 48
+// checks arrive, read the same score as the JSON report, open a failed
+// check, copy a badge snippet, load the shareable URL with JavaScript off,
+// spend the allowance and read the 402 explanation; axe-core finds no
+// serious or critical violation on the homepage and the finished report.
+func TestScanPageInBrowser(t *testing.T) {
+	chromium := testenv.Chromium(t)
+	axePath, missing := testenv.NodeFile("axe-core", "axe.min.js")
+	if missing != "" {
+		testenv.Require(t, missing)
+		return
+	}
+	axeSrc, err := os.ReadFile(axePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := start(t, stack.Options{Env: browserEnv})
+	s := site(t, "full")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
+	defer cancelTab()
+	// The first run starts the browser and lives as long as its context:
+	// without a timeout, so the per-step timeouts below stop steps, not Chromium.
+	if err := chromedp.Do(tabCtx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	p := &page{t: t, ctx: tabCtx, dir: t.TempDir()}
+
+	p.do("open /", chromedp.Navigate(svc.URL+"/"), chromedp.WaitVisible(chromedp.ID("scan-url")))
+	p.axe("/", string(axeSrc))
+
+	p.do("type the URL and press Enter", chromedp.SendKeys(chromedp.ID("scan-url"), s.URL+"\r"))
+	p.poll("48 checks and the score", allChecksDone)
+	if n := value(p, "count checks", chromedp.Evaluate[int](`document.querySelectorAll("#result li.check").length`)); n != 48 {
+		p.fatalf("%d checks rendered, want 48", n)
+	}
+	resp, b := get(t, svc.URL+"/api/report?url="+url.QueryEscape(s.URL))
+	var rep report.Result
+	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil {
+		p.fatalf("the JSON report: %d %.200s", resp.StatusCode, b)
+	}
+	score := value(p, "read the score", chromedp.Text(chromedp.ID("score-value")))
+	if score != strconv.Itoa(rep.Score.Value) {
+		p.fatalf("the page shows score %q, the JSON report %d", score, rep.Score.Value)
+	}
+	if progress := value(p, "read the progress", chromedp.Text(chromedp.ID("progress"))); !strings.Contains(progress, "48 of 48") {
+		p.fatalf("progress reads %q", progress)
+	}
+
+	// A failed check opens to its recommendation.
+	var failedID string
+	for _, c := range rep.Checks {
+		if c.Status == report.Fail {
+			failedID = c.ID
+			break
+		}
+	}
+	if failedID == "" {
+		t.Fatal("the fixture site has no failed check to open")
+	}
+	want, _ := rep.Check(failedID)
+	sel := `[id="check-` + failedID + `"]`
+	p.do("open failed check "+failedID, chromedp.Click(chromedp.CSS(sel+" summary")))
+	open := value(p, "is it open", chromedp.Evaluate[bool](`document.querySelector('`+sel+` details').open`))
+	rec := value(p, "read its recommendation", chromedp.Text(chromedp.CSS(sel+" .rec"), chromedp.NodeVisible))
+	if !open || !strings.Contains(rec, strings.ReplaceAll(want.Recommendation, "`", "")) {
+		p.fatalf("check %s open=%v, recommendation %q, want %q", failedID, open, rec, want.Recommendation)
+	}
+
+	// Copy the Markdown badge snippet through the real clipboard.
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		if _, err := chromedp.CallBrowser(tabCtx, browser.SetPermission, browser.SetPermissionParams{Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: svc.URL}); err != nil {
+			t.Fatalf("grant %s: %v", name, err)
+		}
+	}
+	snippet := value(p, "read the snippet", chromedp.Value(chromedp.ID("badge-0")))
+	p.do("copy it", chromedp.Click(chromedp.CSS("#badge-0 + button.copy")))
+	p.poll("the copy is confirmed", `document.querySelector("#badge-0 + button.copy").textContent === "Copied"`)
+	clip := value(p, "read the clipboard", chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+	if clip != snippet || !strings.Contains(snippet, "/api/badge?url=") {
+		p.fatalf("clipboard %q, snippet %q", clip, snippet)
+	}
+	p.axe("the finished report", string(axeSrc))
+
+	share := value(p, "the shareable URL", chromedp.Location())
+	if !strings.Contains(share, "?url=") {
+		p.fatalf("the address bar did not become a shareable URL: %s", share)
+	}
+
+	// The same URL without JavaScript: the edge's HTML carries the score.
+	noJS, cancelNoJS := chromedp.NewContext(allocCtx)
+	defer cancelNoJS()
+	q := &page{t: t, ctx: noJS, dir: p.dir}
+	if _, err := chromedp.Call(noJS, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	q.do("the shareable URL without JavaScript", chromedp.Navigate(share))
+	plain := value(q, "its score", chromedp.Text(chromedp.ID("score-value")))
+	checks := value(q, "its checks", chromedp.Evaluate[int](`document.querySelectorAll("li.check").length`))
+	if plain != score || checks != 48 {
+		q.fatalf("without JavaScript: score %q (want %s), %d checks", plain, score, checks)
+	}
+
+	// Scan again spends the second free scan; the third is refused with a
+	// 402 the page explains.
+	p.do("scan again", chromedp.Click(chromedp.ID("rescan")))
+	p.poll("the second scan finishes", allChecksDone)
+	p.do("scan over the allowance", chromedp.Click(chromedp.ID("rescan")))
+	refusal := value(p, "read the refusal", chromedp.Text(chromedp.ID("refusal"), chromedp.NodeVisible))
+	for _, w := range []string{"0 of 2 free scans remain", "reset in", "/api/agent/token", "deep scan"} {
+		if !strings.Contains(refusal, w) {
+			p.fatalf("the 402 explanation lacks %q: %s", w, refusal)
+		}
+	}
+}

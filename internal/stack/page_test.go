@@ -1,0 +1,210 @@
+package stack_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/stack"
+)
+
+// pageEnv gives anonymous callers three scans a day, so a test can see what
+// a page view spends (nothing) against what a scan spends (one).
+func pageEnv(k string) string {
+	return map[string]string{"AGENTREADY_FREE_DAILY": "3", "AGENTREADY_TOKEN_KEYS": "k1:0123456789abcdef0123456789abcdef"}[k]
+}
+
+func get(t *testing.T, target string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func remaining(t *testing.T, resp *http.Response) int {
+	t.Helper()
+	n, err := strconv.Atoi(resp.Header.Get("RateLimit-Remaining"))
+	if err != nil {
+		t.Fatalf("no RateLimit-Remaining on %s: %v", resp.Request.URL.Path, resp.Header)
+	}
+	return n
+}
+
+var (
+	scoreRe  = regexp.MustCompile(`id="score-value">(\d+)<`)
+	checkRe  = regexp.MustCompile(`<li class="check (pass|partial|fail|na)" id="check-([0-9.]+)"`)
+	ldRe     = regexp.MustCompile(`(?s)<script type="application/ld\+json">(.*?)</script>`)
+	canonRe  = regexp.MustCompile(`<link rel="canonical" href="([^"]+)">`)
+	h1Re     = regexp.MustCompile(`<h1[ >]`)
+	detailRe = regexp.MustCompile(`(?s)<li class="check fail" id="check-([0-9.]+)".*?</li>`)
+)
+
+// The result page is rendered by the edge from the origin's cached report:
+// before a scan it says there is none (404), after one it shows the same
+// score as the JSON API, all 48 checks grouped by level, each failed check
+// with its recommendation, and it never spends the allowance.
+func TestResultPage(t *testing.T) {
+	svc := start(t, stack.Options{Env: pageEnv})
+	s := site(t, "full")
+	q := url.QueryEscape(s.URL)
+
+	resp, b := get(t, svc.URL+"/report?url="+q)
+	if resp.StatusCode != 404 || !strings.Contains(string(b), "no recent report") || scoreRe.Match(b) {
+		t.Fatalf("before a scan: %d %.400s", resp.StatusCode, b)
+	}
+	resp, b = get(t, svc.URL+"/api/report?url="+q)
+	var env report.ErrorEnvelope
+	if resp.StatusCode != 404 || json.Unmarshal(b, &env) != nil || env.Code != "not_found" || remaining(t, resp) != 3 {
+		t.Fatalf("/api/report before a scan: %d %s", resp.StatusCode, b)
+	}
+
+	resp, b = get(t, svc.URL+"/api/scan?format=json&url="+q)
+	var rep report.Result
+	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil || len(rep.Checks) != 48 {
+		t.Fatalf("scan: %d %.300s", resp.StatusCode, b)
+	}
+
+	for _, path := range []string{"/?url=", "/report?url="} {
+		resp, b = get(t, svc.URL+path+q)
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Vary") != "Accept" {
+			t.Fatalf("%s: %d %v", path, resp.StatusCode, resp.Header)
+		}
+		m := scoreRe.FindSubmatch(b)
+		if m == nil || string(m[1]) != strconv.Itoa(rep.Score.Value) {
+			t.Errorf("%s: score %q, the JSON report says %d", path, m, rep.Score.Value)
+		}
+		checks := checkRe.FindAllSubmatch(b, -1)
+		if len(checks) != 48 {
+			t.Errorf("%s: %d checks rendered, want 48", path, len(checks))
+		}
+		for _, c := range checks {
+			want, _ := rep.Check(string(c[2]))
+			if string(want.Status) != string(c[1]) {
+				t.Errorf("%s: check %s rendered %s, report says %s", path, c[2], c[1], want.Status)
+			}
+		}
+		if n := len(h1Re.FindAll(b, -1)); n != 1 {
+			t.Errorf("%s: %d h1 elements", path, n)
+		}
+		if m := canonRe.FindSubmatch(b); m == nil || string(m[1]) != svc.URL+"/report?url="+url.QueryEscape(rep.URL) {
+			t.Errorf("%s: canonical %q", path, m)
+		}
+		ld := ldRe.FindSubmatch(b)
+		var graph map[string]any
+		if ld == nil || json.Unmarshal(ld[1], &graph) != nil || graph["@type"] != "WebPage" {
+			t.Errorf("%s: JSON-LD %q", path, ld)
+		}
+		for _, want := range []string{"grade <strong id=\"score-grade\">" + rep.Score.Grade + "<", "Level ladder", "/api/badge?url=", "class=\"copy\""} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("%s: no %q", path, want)
+			}
+		}
+	}
+	// Each failed check carries its message and recommendation in the HTML.
+	failed := 0
+	for _, m := range detailRe.FindAllSubmatch(b, -1) {
+		c, _ := rep.Check(string(m[1]))
+		failed++
+		if !strings.Contains(string(m[0]), "Recommendation:") || !strings.Contains(string(m[0]), firstWords(c.Message)) {
+			t.Errorf("failed check %s lacks its message or recommendation: %.500s", m[1], m[0])
+		}
+	}
+	if want := rep.Score.Failed; failed != want {
+		t.Errorf("%d failed checks rendered, the report has %d", failed, want)
+	}
+
+	resp, b = get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || !strings.Contains(string(b), "Score **"+strconv.Itoa(rep.Score.Value)+"/100**") || strings.Contains(string(b), "<html") {
+		t.Errorf("markdown report: %q %.300s", resp.Header.Get("Content-Type"), b)
+	}
+	// Page views and report reads spent nothing: only the scan did.
+	resp, _ = get(t, svc.URL+"/api/report?url="+q)
+	if resp.StatusCode != 200 || remaining(t, resp) != 2 {
+		t.Errorf("after one scan and several page views: %d, %s remaining (want 2)", resp.StatusCode, resp.Header.Get("RateLimit-Remaining"))
+	}
+}
+
+func firstWords(s string) string {
+	s = strings.ReplaceAll(s, "`", "")
+	if len(s) > 20 {
+		s = s[:20]
+	}
+	return s
+}
+
+// Hostile input gets an honest page: escaped, bounded, never the bytes sent.
+func TestResultPageHostileInput(t *testing.T) {
+	svc := start(t, stack.Options{Env: pageEnv})
+	resp, b := get(t, svc.URL+"/report?url="+url.QueryEscape(`"><script>alert(1)</script>`))
+	if bytes.Contains(b, []byte("<script>alert")) || resp.StatusCode == 200 || resp.StatusCode >= 500 {
+		t.Errorf("markup in url: %d %.600s", resp.StatusCode, b)
+	}
+	long := strings.Repeat("a", 3000) + ".com"
+	resp, b = get(t, svc.URL+"/report?url="+long)
+	if resp.StatusCode != 400 || !bytes.Contains(b, []byte("longer than 2048")) {
+		t.Errorf("long url: %d %.300s", resp.StatusCode, b)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err := client.Get(svc.URL + "/report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != 303 || r.Header.Get("Location") != svc.URL+"/" {
+		t.Errorf("/report without url: %d %q", r.StatusCode, r.Header.Get("Location"))
+	}
+	req, _ := http.NewRequest(http.MethodPost, svc.URL+"/report?url=example.com", nil)
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 405 {
+		t.Errorf("POST /report: %v %v", r, err)
+	} else {
+		r.Body.Close()
+	}
+}
+
+// The page's own weight before a report arrives: the homepage, its one
+// stylesheet and its one script, gzip-compressed, stay under 100 KB; the
+// assets are cacheable and revalidate.
+func TestScanPageWeight(t *testing.T) {
+	svc := start(t, stack.Options{Env: pageEnv})
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for _, p := range []struct{ path, ctype string }{{"/", "text/html"}, {"/assets/app.css", "text/css"}, {"/assets/app.js", "text/javascript"}} {
+		resp, b := get(t, svc.URL+p.path, "Accept", "text/html")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), p.ctype) {
+			t.Fatalf("%s: %d %q", p.path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if p.path != "/" {
+			if r2, _ := get(t, svc.URL+p.path, "If-None-Match", resp.Header.Get("ETag")); r2.StatusCode != 304 {
+				t.Errorf("%s: revalidation %d", p.path, r2.StatusCode)
+			}
+		}
+		zw.Write(b)
+	}
+	zw.Close()
+	t.Logf("page weight before a report: %d bytes gzip", buf.Len())
+	if buf.Len() > 100<<10 {
+		t.Errorf("the page weighs %d bytes compressed, over 100 KB", buf.Len())
+	}
+}
