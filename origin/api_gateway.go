@@ -176,6 +176,9 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 			case engine.EventCheckFinished:
 				b, _ := json.Marshal(e.Check)
 				send(sseEvent{name: EventCheck, data: b})
+			case engine.EventSignalFinished:
+				b, _ := json.Marshal(e.Signal)
+				send(sseEvent{name: EventSignal, data: b})
 			case engine.EventProbeFinished:
 				b, _ := json.Marshal(e.Probe)
 				send(sseEvent{name: EventProbe, data: b})

@@ -101,6 +101,9 @@ const (
 	EventCompleted = "scan.completed"
 	EventError     = "error"
 	EventHeartbeat = "heartbeat"
+	// EventSignal carries one identity or commerce signal (not scored),
+	// after the last check and before scan.completed.
+	EventSignal = "signal"
 	// The paid deep scan's stream adds these.
 	EventProbe   = "probe"           // a deep probe finished
 	EventSettled = "payment.settled" // the settlement, before scan.completed
@@ -153,7 +156,8 @@ const streamingKey = "agentready.streaming"
 const statusClientGone = 499 // nginx's "client closed request": the caller left mid-stream
 
 // streamScan answers with Server-Sent Events: scan.started, one check event
-// per finished check, heartbeats, then scan.completed (or error). A cached
+// per finished check, one signal event per signal, heartbeats, then
+// scan.completed (or error). A cached
 // result replays the same sequence. The scan is the shared one (s.scans.scan):
 // a stream that joins a running scan gets its events from the first. A client
 // that goes away leaves the scan, which is canceled if nobody else waits.
@@ -179,6 +183,9 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 			case engine.EventCheckFinished:
 				b, _ := json.Marshal(e.Check)
 				send(sseEvent{name: EventCheck, data: b})
+			case engine.EventSignalFinished:
+				b, _ := json.Marshal(e.Signal)
+				send(sseEvent{name: EventSignal, data: b})
 			}
 		})
 		if err == nil && res.cached {
@@ -268,7 +275,7 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 }
 
 // replay streams a cached result as the live sequence: scan.started (cached),
-// every check; the caller sends scan.completed.
+// every check, every signal; the caller sends scan.completed.
 func replay(url string, res *scanned, send func(sseEvent)) error {
 	r, err := res.result()
 	if err != nil {
@@ -278,6 +285,10 @@ func replay(url string, res *scanned, send func(sseEvent)) error {
 	for _, c := range r.Checks {
 		b, _ := json.Marshal(c)
 		send(sseEvent{name: EventCheck, data: b})
+	}
+	for _, sg := range r.Signals {
+		b, _ := json.Marshal(sg)
+		send(sseEvent{name: EventSignal, data: b})
 	}
 	return nil
 }

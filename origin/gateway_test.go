@@ -244,10 +244,10 @@ func TestGatewayStream(t *testing.T) {
 			settledEv = e.Data
 		}
 	}
-	if count["scan.started"] != 1 || count["check"] != 48 || count["probe"] == 0 || count["payment.settled"] != 1 || count["scan.completed"] != 1 {
+	if count["scan.started"] != 1 || count["check"] != 48 || count["signal"] != 5 || count["probe"] == 0 || count["payment.settled"] != 1 || count["scan.completed"] != 1 {
 		t.Errorf("events: %v", count)
 	}
-	if got := strings.Join(order, " "); got != "scan.started check probe payment.settled scan.completed" {
+	if got := strings.Join(order, " "); got != "scan.started check signal probe payment.settled scan.completed" {
 		t.Errorf("order: %s", got)
 	}
 	var rep deepReport

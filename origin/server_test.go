@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -191,14 +192,16 @@ func checkSequence(t *testing.T, evs []sse.Event, wantCached bool) (completed st
 			nonBeat = append(nonBeat, e)
 		}
 	}
-	if len(nonBeat) != 50 {
-		t.Fatalf("%d events (without heartbeats), want started + 48 checks + completed", len(nonBeat))
+	// started + 48 checks + 5 signals (issue 16) + completed
+	if len(nonBeat) != 55 {
+		t.Fatalf("%d events (without heartbeats), want started + 48 checks + 5 signals + completed", len(nonBeat))
 	}
 	var st origin.StartedData
 	if nonBeat[0].Name != origin.EventStarted || json.Unmarshal([]byte(nonBeat[0].Data), &st) != nil || len(st.Checks) != 48 || st.Cached != wantCached {
 		t.Fatalf("first event %s %s", nonBeat[0].Name, nonBeat[0].Data[:80])
 	}
 	seen := map[string]bool{}
+	var signals []report.Signal
 	for i, e := range nonBeat {
 		if e.ID != fmt.Sprint(i+1) || e.Retry != 3000 {
 			t.Errorf("event %d: id %q retry %d", i, e.ID, e.Retry)
@@ -210,13 +213,24 @@ func checkSequence(t *testing.T, evs []sse.Event, wantCached bool) (completed st
 			}
 			seen[c.ID] = true
 		}
+		if i >= 49 && i <= 53 {
+			var sg report.Signal
+			if e.Name != origin.EventSignal || json.Unmarshal([]byte(e.Data), &sg) != nil || sg.ID == "" || sg.Group == "" {
+				t.Fatalf("event %d: %s %s", i, e.Name, e.Data)
+			}
+			signals = append(signals, sg)
+		}
 	}
 	if len(seen) != 48 {
 		t.Errorf("%d distinct checks streamed", len(seen))
 	}
-	last := nonBeat[49]
+	last := nonBeat[54]
 	if last.Name != origin.EventCompleted {
 		t.Fatalf("last event %s", last.Name)
+	}
+	var final report.Result
+	if err := json.Unmarshal([]byte(last.Data), &final); err != nil || !reflect.DeepEqual(final.Signals, signals) {
+		t.Errorf("signal events %+v differ from the report's signals %+v (%v)", signals, final.Signals, err)
 	}
 	return last.Data
 }

@@ -342,6 +342,9 @@ func (p *progress) done() {
 	}
 }
 
+// signalsHeading titles the identity and commerce signals in text output.
+const signalsHeading = "Identity and commerce (not scored)"
+
 func render(w io.Writer, r *report.Result, st *engine.Stats, next *advice.Plan, color bool) {
 	paint := func(code, s string) string {
 		if !color {
@@ -363,6 +366,16 @@ func render(w io.Writer, r *report.Result, st *engine.Stats, next *advice.Plan, 
 			fmt.Fprintf(w, "  %s %-5s %-28s %s\n", sym[c.Status], c.ID, c.Name, c.Message)
 			if c.Recommendation != "" {
 				fmt.Fprintf(w, "          %s %s\n", paint("36", "→"), c.Recommendation)
+			}
+		}
+	}
+	if len(r.Signals) > 0 {
+		// Below the levels and apart from them: signals never move the score.
+		fmt.Fprintf(w, "\n%s\n", paint("1", signalsHeading))
+		for _, sg := range r.Signals {
+			fmt.Fprintf(w, "  %s %-10s %-36s %s\n", sym[sg.Status], sg.ID, sg.Name, sg.Message)
+			if sg.Recommendation != "" {
+				fmt.Fprintf(w, "          %s %s\n", paint("36", "→"), sg.Recommendation)
 			}
 		}
 	}

@@ -73,10 +73,17 @@ func excerpt(out string, keep map[string]bool) string {
 	for ; i < len(lines) && lines[i] != ""; i++ {
 		res = append(res, lines[i])
 	}
+	signals := false // inside the signals section, which is kept whole
 	for ; i < len(lines); i++ {
 		l := lines[i]
 		switch m := checkLine.FindStringSubmatch(l); {
 		case l == "":
+			signals = false
+		case l == signalsHeading:
+			res = append(res, "", l)
+			signals, elided = true, false
+		case signals:
+			res = append(res, l)
 		case strings.HasPrefix(l, "Level 1 "):
 			res = append(res, "", l)
 			elided = false

@@ -47,6 +47,7 @@ type ScanOutput struct {
 	Score        report.Score           `json:"score" jsonschema:"Score summary: value 0-100, grade A-F, counts, and the level-4 indexable sub-score."`
 	Levels       []report.LevelProgress `json:"levels" jsonschema:"Progress per level."`
 	Checks       []report.Check         `json:"checks" jsonschema:"Per-check results (all 48, or only the failing ones)."`
+	Signals      []report.Signal        `json:"signals" jsonschema:"Identity and commerce signals (webbotauth, ucp, acp, ap2, mpp): status pass, partial or na, never fail; not scored, so they never change score, level or badge. Always all five, whatever only_failing says."`
 }
 
 // DeepScanOutput is the deep scan's report: the full report plus its deep block.
@@ -57,6 +58,7 @@ type DeepScanOutput struct {
 	Score        report.Score           `json:"score" jsonschema:"Score summary: value 0-100, grade A-F, counts, and the level-4 indexable sub-score."`
 	Levels       []report.LevelProgress `json:"levels" jsonschema:"Progress per level."`
 	Checks       []report.Check         `json:"checks" jsonschema:"All 48 per-check results."`
+	Signals      []report.Signal        `json:"signals" jsonschema:"Identity and commerce signals (webbotauth, ucp, acp, ap2, mpp): pass, partial or na; not scored."`
 	Rendered     *report.Rendered       `json:"rendered,omitempty" jsonschema:"The homepage after its scripts ran, when the service has a browser."`
 	Deep         *report.Deep           `json:"deep" jsonschema:"What the deep scan tried (live MCP, OAuth, API and A2A probes, several pages) and what broke; not scored."`
 }
@@ -67,16 +69,22 @@ type DefinitionsInput struct {
 
 type DefinitionsOutput struct {
 	Checks []checks.Definition `json:"checks" jsonschema:"Check definitions in order."`
+	// Signals are listed when no level is asked for: they belong to none.
+	Signals []*checks.Signal `json:"signals,omitempty" jsonschema:"The identity and commerce signals every web scan reports beside the checks (not scored; pass, partial or na), when no level was given."`
 }
 
 type CheckInput struct {
-	ID  string `json:"id" jsonschema:"Check id in level.sequence form, such as 1.1 or 3.7."`
+	ID  string `json:"id" jsonschema:"Check id in level.sequence form, such as 1.1 or 3.7, or a signal id: webbotauth, ucp, acp, ap2 or mpp."`
 	URL string `json:"url,omitempty" jsonschema:"Optional site; when given, the check's current result for that site is included (costs one scan)."`
 }
 
 type CheckOutput struct {
-	Definition checks.Definition `json:"definition" jsonschema:"What the check looks at, how it decides and how to fix it."`
+	Definition checks.Definition `json:"definition" jsonschema:"What the check looks at, how it decides and how to fix it (for a signal: its id, name, looksFor, rule and fix, level 0)."`
 	Result     *report.Check     `json:"result,omitempty" jsonschema:"The check's result for the given site, when a url was given."`
+	// A signal is not a check: its definition and result have their own
+	// shapes, so the check fields stay what check clients expect.
+	Signal       *checks.Signal `json:"signal,omitempty" jsonschema:"When the id names an identity or commerce signal: its definition, with its group."`
+	SignalResult *report.Signal `json:"signalResult,omitempty" jsonschema:"The signal's result for the given site, when the id names a signal and a url was given."`
 }
 
 type ShowcaseInput struct {
@@ -193,17 +201,17 @@ func (s *Server) register() error {
 	regs := []func() error{
 		func() error {
 			return addTool(s, &mcp.Tool{Name: "scan_url", Title: "Scan a website",
-				Description: "Scan one website for AI-agent readiness: runs the 48 web checks (llms.txt, robots.txt AI rules, OpenAPI, MCP server card, OAuth metadata, API catalog, markdown negotiation, structured data and more) and returns the score, the level reached and every check's verdict with a recommendation. Use this first for any question about a site's agent readiness. Results are cached for a few minutes. Costs one scan from the daily allowance.",
+				Description: "Scan one website for AI-agent readiness: runs the 48 web checks (llms.txt, robots.txt AI rules, OpenAPI, MCP server card, OAuth metadata, API catalog, markdown negotiation, structured data and more) and returns the score, the level reached and every check's verdict with a recommendation, plus the identity and commerce signals (Web Bot Auth key directory, UCP, ACP, AP2, MPP; pass, partial or na, not scored). Use this first for any question about a site's agent readiness. Results are cached for a few minutes. Costs one scan from the daily allowance.",
 				Annotations: readOnly(true)}, s.scanURL)
 		},
 		func() error {
 			return addTool(s, &mcp.Tool{Name: "get_check_definitions", Title: "List the checks",
-				Description: "List the 58 checks the scanner knows (48 web checks in levels 1-4, 10 repository checks in level 5), each with what it looks at, how pass/partial/fail/na are decided, and how to fix it. Use it to explain the method, not to learn about a particular site. Free.",
+				Description: "List the 58 checks the scanner knows (48 web checks in levels 1-4, 10 repository checks in level 5), each with what it looks at, how pass/partial/fail/na are decided, and how to fix it; without a level, also the 5 identity and commerce signals (webbotauth, ucp, acp, ap2, mpp), which are reported but not scored. Use it to explain the method, not to learn about a particular site. Free.",
 				Annotations: readOnly(false)}, s.checkDefinitions)
 		},
 		func() error {
 			return addTool(s, &mcp.Tool{Name: "get_check", Title: "Explain one check",
-				Description: "Explain one check by id (such as 1.1 or 3.7): its rule and fix, and, if a url is given, that check's current result for the site. Use it to answer 'why did check X fail on my site?'. With a url it costs one scan.",
+				Description: "Explain one check by id (such as 1.1 or 3.7), or one identity or commerce signal (webbotauth, ucp, acp, ap2, mpp): its rule and fix, and, if a url is given, its current result for the site. Use it to answer 'why did check X fail on my site?'. With a url it costs one scan.",
 				Annotations: readOnly(true)}, s.getCheck)
 		},
 		func() error {
@@ -277,7 +285,10 @@ func (s *Server) scanURL(ctx context.Context, req *mcp.CallToolRequest, in ScanI
 	if pay != nil || err != nil {
 		return pay, nil, err
 	}
-	out := &ScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, LevelName: report.LevelName(r.CurrentLevel), Score: r.Score, Levels: r.Levels, Checks: r.Checks}
+	out := &ScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, LevelName: report.LevelName(r.CurrentLevel), Score: r.Score, Levels: r.Levels, Checks: r.Checks, Signals: r.Signals}
+	if out.Signals == nil { // a result cached before signals existed
+		out.Signals = []report.Signal{}
+	}
 	if in.OnlyFailing {
 		out.Checks = nil
 		for _, c := range r.Checks {
@@ -302,13 +313,19 @@ func (s *Server) checkDefinitions(_ context.Context, _ *mcp.CallToolRequest, in 
 			out.Checks = append(out.Checks, c.Definition)
 		}
 	}
+	if in.Level == 0 {
+		out.Signals = checks.Signals()
+	}
 	return nil, out, nil
 }
 
 func (s *Server) getCheck(ctx context.Context, req *mcp.CallToolRequest, in CheckInput) (*mcp.CallToolResult, *CheckOutput, error) {
+	if sg, ok := checks.SignalByID(strings.ToLower(strings.TrimSpace(in.ID))); ok {
+		return s.getSignal(ctx, req, sg, in.URL)
+	}
 	c, ok := checks.ByID(strings.TrimSpace(in.ID))
 	if !ok {
-		return nil, nil, &ToolError{fmt.Sprintf("no check %q: ids run 1.1-1.18, 2.1-2.11, 3.1-3.7, 4.1-4.12, 5.1-5.10 (see get_check_definitions)", in.ID)}
+		return nil, nil, &ToolError{fmt.Sprintf("no check %q: ids run 1.1-1.18, 2.1-2.11, 3.1-3.7, 4.1-4.12, 5.1-5.10, and the signals are webbotauth, ucp, acp, ap2 and mpp (see get_check_definitions)", in.ID)}
 	}
 	out := &CheckOutput{Definition: c.Definition}
 	if in.URL == "" {
@@ -323,6 +340,24 @@ func (s *Server) getCheck(ctx context.Context, req *mcp.CallToolRequest, in Chec
 	}
 	res, _ := r.Check(c.ID)
 	out.Result = &res
+	return nil, out, nil
+}
+
+// getSignal explains an identity or commerce signal, and with a url gives
+// its result from the site's (usually cached) scan.
+func (s *Server) getSignal(ctx context.Context, req *mcp.CallToolRequest, sg *checks.Signal, url string) (*mcp.CallToolResult, *CheckOutput, error) {
+	out := &CheckOutput{Signal: sg, Definition: checks.Definition{ID: sg.ID, Name: sg.Name, Category: "Identity and commerce signals (not scored)",
+		LooksFor: sg.LooksFor, Rule: sg.Rule, Fix: sg.Fix, WebScan: true}}
+	if url == "" {
+		return nil, out, nil
+	}
+	r, pay, err := s.scanned(ctx, req, url)
+	if pay != nil || err != nil {
+		return pay, nil, err
+	}
+	if res, ok := r.Signal(sg.ID); ok {
+		out.SignalResult = &res
+	}
 	return nil, out, nil
 }
 
@@ -507,7 +542,7 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 		}
 	}
 	return out, &DeepScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, Score: r.Score, Levels: r.Levels,
-		Checks: r.Checks, Rendered: r.Rendered, Deep: r.Deep}, nil
+		Checks: r.Checks, Signals: r.Signals, Rendered: r.Rendered, Deep: r.Deep}, nil
 }
 
 func (s *Server) batch(ctx context.Context, req *mcp.CallToolRequest, in BatchInput) (*mcp.CallToolResult, *BatchOutput, error) {
