@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -263,7 +265,7 @@ func (s monitors) Get(ctx context.Context, id string) (Monitor, error) {
 	}
 	// While a run is claimed its schedule entry holds the lease's end, not
 	// a next run: say it is running instead.
-	m.Running = lease[0] != nil
+	m.Running = lease[0] != nil && !strings.HasPrefix(string(lease[0]), releasedLease+"|")
 	if !m.Delivery.Disabled && !m.Running {
 		if at, ok, err := s.t.zscore(ctx, setRuns, id); err != nil {
 			return m, err
@@ -308,14 +310,13 @@ func (s monitors) ClaimRuns(ctx context.Context, now time.Time, lease time.Durat
 	if lease <= 0 {
 		return nil, errors.New("claim lease must be positive")
 	}
-	token := newToken()
-	due, err := s.t.claimDue(ctx, setRuns, keyRunLease, ms(now), ms(now.Add(lease)), token, limit)
+	due, err := s.t.claimDue(ctx, setRuns, keyRunLease, ms(now), ms(now.Add(lease)), newToken(), limit)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]RunClaim, len(due))
 	for i, d := range due {
-		out[i] = RunClaim{MonitorID: d.member, Due: time.UnixMilli(d.score).UTC(), Token: token}
+		out[i] = RunClaim{MonitorID: d.member, Due: time.UnixMilli(d.score).UTC(), Token: d.lease}
 	}
 	return out, nil
 }
@@ -408,7 +409,8 @@ func (s monitors) ReleaseRun(ctx context.Context, c RunClaim, at time.Time) erro
 		{kind: condEq, key: keyRunLease + c.MonitorID, val: []byte(c.Token)},
 		{kind: condPresent, key: keyMonitor + c.MonitorID},
 	}, []op{
-		{kind: opDel, key: keyRunLease + c.MonitorID},
+		// Handed back, not finished: the next claim keeps this run's due time.
+		{kind: opSet, key: keyRunLease + c.MonitorID, val: []byte(releasedLease + "|" + strconv.FormatInt(ms(c.Due), 10))},
 		{kind: opZAdd, key: setRuns, member: c.MonitorID, score: ms(at)},
 	})
 	if err == nil && !ok {
@@ -432,14 +434,13 @@ func (s monitors) ClaimDeliveries(ctx context.Context, now time.Time, lease time
 	if lease <= 0 {
 		return nil, errors.New("claim lease must be positive")
 	}
-	token := newToken()
-	due, err := s.t.claimDue(ctx, setDeliveries, keyDeliveryLease, ms(now), ms(now.Add(lease)), token, limit)
+	due, err := s.t.claimDue(ctx, setDeliveries, keyDeliveryLease, ms(now), ms(now.Add(lease)), newToken(), limit)
 	if err != nil || len(due) == 0 {
 		return nil, err
 	}
 	out := make([]DeliveryClaim, 0, len(due))
 	for _, d := range due {
-		c := DeliveryClaim{Token: token}
+		c := DeliveryClaim{Token: d.lease}
 		vals, err := s.t.mget(ctx, keyDelivery+d.member)
 		if err != nil {
 			return out, err
@@ -592,7 +593,7 @@ func (s monitors) Redeliver(ctx context.Context, monitorID, deliveryID string, a
 		if vals[0] == nil || json.Unmarshal(vals[0], &d) != nil || d.MonitorID != monitorID {
 			return Delivery{}, ErrNotFound
 		}
-		if vals[1] != nil {
+		if vals[1] != nil && !strings.HasPrefix(string(vals[1]), releasedLease+"|") {
 			return Delivery{}, ErrInFlight
 		}
 		d.Status, d.NextAttempt, d.Scheduled = DeliveryPending, at.UTC(), false
@@ -604,7 +605,7 @@ func (s monitors) Redeliver(ctx context.Context, monitorID, deliveryID string, a
 			{kind: condEq, key: keyDelivery + deliveryID, val: vals[0]},
 			{kind: condPresent, key: keyMonitor + monitorID},
 			// A claimed delivery is being sent right now: it stays with its sender.
-			{kind: condAbsent, key: keyDeliveryLease + deliveryID},
+			eqOrAbsent(keyDeliveryLease+deliveryID, vals[1]),
 		}, []op{
 			{kind: opSet, key: keyDelivery + deliveryID, val: b},
 			{kind: opZAdd, key: setDeliveries, member: deliveryID, score: ms(at)},

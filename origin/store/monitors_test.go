@@ -90,6 +90,9 @@ func testMonitorRuns(t *testing.T, b Backend) {
 	if len(taken) != 1 {
 		t.Fatalf("an expired lease was not taken over: %v", taken)
 	}
+	if !taken[0].Due.Equal(c[0].Due) {
+		t.Errorf("the run taken over is due %s, want its own due time %s (not the lease's end)", taken[0].Due, c[0].Due)
+	}
 	st := RunState{Runs: 1, LastRun: later, Baseline: true, Score: 80, Level: 3, ReportID: "r1"}
 	if err := m.CompleteRun(ctx, c[0], st, later.Add(time.Hour), []byte("report"), time.Hour, []Delivery{sampleDelivery("evt_stale", "mon_1", later)}); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("completing under a lost lease: %v, want ErrLeaseLost", err)
@@ -120,8 +123,11 @@ func testMonitorRuns(t *testing.T, b Backend) {
 	if err := m.ReleaseRun(ctx, c2[0], next); err != nil {
 		t.Fatal(err)
 	}
-	if c3, _ := m.ClaimRuns(ctx, next, time.Minute, 10); len(c3) != 1 {
-		t.Errorf("a released run was not claimable: %v", c3)
+	if got, _ := m.Get(ctx, "mon_1"); got.Running {
+		t.Error("a handed-back run still shows as running")
+	}
+	if c3, _ := m.ClaimRuns(ctx, next, time.Minute, 10); len(c3) != 1 || !c3[0].Due.Equal(c2[0].Due) {
+		t.Errorf("a released run: %v, want it claimable with its due time %s", c3, c2[0].Due)
 	}
 }
 

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,9 +26,12 @@ type txkv interface {
 	zrange(ctx context.Context, set string, desc bool, limit int) ([]string, error)
 	zcard(ctx context.Context, set string) (int, error)
 	// claimDue takes up to limit members of set scored at or below now, and in
-	// the same atomic step scores each at until and writes token under
-	// leasePrefix+member: until then nobody else can claim it, and only the
-	// holder of token can commit work done under it.
+	// the same atomic step scores each at until and writes the lease
+	// "<token>|<due>" under leasePrefix+member: until then nobody else can
+	// claim it, and only the holder of that lease can commit work done under
+	// it. due is the member's score when it was first claimed: a member taken
+	// over after a lease ran out (or handed back) keeps the due time it had,
+	// not the lease's end its score now holds.
 	claimDue(ctx context.Context, set, leasePrefix string, now, until int64, token string, limit int) ([]dueMember, error)
 	// commit applies ops when every cond holds; false (and nothing written)
 	// when one does not.
@@ -35,7 +40,22 @@ type txkv interface {
 
 type dueMember struct {
 	member string
-	score  int64
+	score  int64  // the due time (first claim's score)
+	lease  string // the lease value now held: "<token>|<due>"
+}
+
+// releasedLease marks a lease handed back: nobody holds it, but it keeps
+// the due time for the next claim.
+const releasedLease = "released"
+
+// leaseDue reads the due time a lease value carries.
+func leaseDue(v string) (int64, bool) {
+	i := strings.LastIndexByte(v, '|')
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v[i+1:], 10, 64)
+	return n, err == nil
 }
 
 type condKind string

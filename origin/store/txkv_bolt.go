@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,11 +156,18 @@ func (t boltTx) claimDue(_ context.Context, set, leasePrefix string, now, until 
 			out = append(out, dueMember{member: string(k[8:]), score: zscoreOf(k)})
 		}
 		kvb := tx.Bucket(bucketKV)
-		for _, d := range out {
+		for i := range out {
+			d := &out[i]
+			if prev, ok := live(kvb.Get([]byte(leasePrefix + d.member))); ok {
+				if kept, ok := leaseDue(string(prev)); ok {
+					d.score = kept
+				}
+			}
+			d.lease = token + "|" + strconv.FormatInt(d.score, 10)
 			if err := zadd(tx, set, d.member, until); err != nil {
 				return err
 			}
-			if err := kvb.Put([]byte(leasePrefix+d.member), encode([]byte(token), 0)); err != nil {
+			if err := kvb.Put([]byte(leasePrefix+d.member), encode([]byte(d.lease), 0)); err != nil {
 				return err
 			}
 		}
@@ -221,23 +229,32 @@ func releaseDeadClaims(db *bolt.DB) error {
 	now := time.Now().UnixMilli()
 	return db.Update(func(tx *bolt.Tx) error {
 		kvb := tx.Bucket(bucketKV)
-		var dead [][]byte
+		type lease struct{ key, val []byte }
+		var dead []lease
 		c := kvb.Cursor()
 		prefix := []byte(keyLease)
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			dead = append(dead, bytes.Clone(k))
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if val, ok := live(v); ok {
+				dead = append(dead, lease{bytes.Clone(k), bytes.Clone(val)})
+			}
 		}
-		for _, k := range dead {
-			set, member, ok := leaseOwner(string(k))
-			if !ok {
+		for _, l := range dead {
+			set, member, ok := leaseOwner(string(l.key))
+			if !ok || strings.HasPrefix(string(l.val), releasedLease+"|") {
 				continue
 			}
+			// Due again now; the lease is marked handed back so the next
+			// claim still reports the run's own due time.
+			due, ok := leaseDue(string(l.val))
+			if !ok {
+				due = now
+			}
 			if m, _, _ := zset(tx, set, false); m != nil && m.Get([]byte(member)) != nil {
-				if err := zadd(tx, set, member, now); err != nil {
+				if err := zadd(tx, set, member, min(now, due)); err != nil {
 					return err
 				}
 			}
-			if err := kvb.Delete(k); err != nil {
+			if err := kvb.Put(l.key, encode([]byte(releasedLease+"|"+strconv.FormatInt(due, 10)), 0)); err != nil {
 				return err
 			}
 		}

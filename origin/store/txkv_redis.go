@@ -47,14 +47,27 @@ while i <= #ARGV do
 end
 return 0`)
 
-// redisClaimDue: KEYS[1] the set; ARGV: lease key prefix, now, until, token, limit.
+// redisClaimDue: KEYS[1] the set; ARGV: lease key prefix, now, until, token,
+// limit. Returns member, due, lease triples; a member whose previous lease
+// (run out, or handed back) carries a due time keeps it.
 var redisClaimDue = redis.NewScript(`
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[5]))
+local out = {}
 for i = 1, #due, 2 do
-  redis.call('ZADD', KEYS[1], ARGV[3], due[i])
-  redis.call('SET', ARGV[1] .. due[i], ARGV[4])
+  local m, d = due[i], due[i+1]
+  local prev = redis.call('GET', ARGV[1] .. m)
+  if prev then
+    local kept = string.match(prev, '|(%-?%d+)$')
+    if kept then d = kept end
+  end
+  local lease = ARGV[4] .. '|' .. d
+  redis.call('ZADD', KEYS[1], ARGV[3], m)
+  redis.call('SET', ARGV[1] .. m, lease)
+  table.insert(out, m)
+  table.insert(out, d)
+  table.insert(out, lease)
 end
-return due`)
+return out`)
 
 type redisTx struct{ r *Redis }
 
@@ -123,12 +136,13 @@ func (t redisTx) claimDue(ctx context.Context, set, leasePrefix string, now, unt
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dueMember, 0, len(raw)/2)
-	for i := 0; i+1 < len(raw); i += 2 {
+	out := make([]dueMember, 0, len(raw)/3)
+	for i := 0; i+2 < len(raw); i += 3 {
 		m, _ := raw[i].(string)
 		s, _ := raw[i+1].(string)
+		l, _ := raw[i+2].(string)
 		f, _ := strconv.ParseFloat(s, 64)
-		out = append(out, dueMember{member: m, score: int64(f)})
+		out = append(out, dueMember{member: m, score: int64(f), lease: l})
 	}
 	return out, nil
 }
