@@ -48,13 +48,13 @@ build:
 
 # The edge compiled to WebAssembly (GOOS=wasip1 reactor), hosted by wazero in `serve`.
 wasm: $(BIN)/edge.wasm
-$(BIN)/edge.wasm: $(shell find edge cmd/edgewasm -name '*.go' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
+$(BIN)/edge.wasm: $(shell find edge cmd/edgewasm -name '*.go' -o -name '*.css' -o -name '*.js' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BIN)/edge.wasm ./cmd/edgewasm
 
 # The edge for Cloudflare Workers (GOOS=js): build/worker, deployed by wrangler.toml
 # and run by workerd in the tests. workers-assets-gen empties the directory, so it goes first.
 worker: build/worker/app.wasm
-build/worker/app.wasm: $(shell find edge cmd/edgeworker -name '*.go' -o -name '*.mjs' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
+build/worker/app.wasm: $(shell find edge cmd/edgeworker -name '*.go' -o -name '*.css' -o -name '*.js' -o -name '*.mjs' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
 	rm -rf build/worker
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o build/worker
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o build/worker/app.wasm ./cmd/edgeworker
@@ -142,6 +142,7 @@ docs:
 	$(GO) test ./engine/checks -run TestDocsAreGenerated -update
 	$(GO) test ./origin/mcpserver -run TestExportedDefinitionsAreCurrent -update
 	$(GO) test ./cmd/agentready -run TestREADMEExamples -update
+	$(GO) test ./internal/stack -run TestEdgeCatalogIsCurrent -update
 
 fmt:
 	gofmt -w .

@@ -20,6 +20,9 @@ func init() {
 	siteDocs["/assets/app.js"] = doc{file: "app.js", contentType: "text/javascript; charset=utf-8", maxAge: 86400}
 }
 
+// markdownTwins are the text/markdown renderings of generated pages, by path.
+var markdownTwins = map[string]doc{}
+
 // pageReport is the part of the origin's report the page shows. The edge
 // cannot import engine/report (it would bloat the WebAssembly module), so it
 // reads the documented JSON shape.
@@ -63,9 +66,11 @@ type pageCheck struct {
 	FoundAt        string `json:"foundAt"`
 }
 
-// reportTTL bounds how stale a shared result page may be: the origin's
-// report changes only when someone scans again.
-const reportTTL = 60 * time.Second
+// reportTTL bounds how stale a result page may be after someone scans
+// again; it is short because the page's script swaps in the server's
+// rendering right after a scan, and long enough that a shared link going
+// round costs the origin one read per site every few seconds.
+const reportTTL = 10 * time.Second
 
 // maxReport caps what the edge reads of a report (a full one is ~30 KB).
 const maxReport = 1 << 20
@@ -74,6 +79,19 @@ const maxReport = 1 << 20
 // reports whether it handled the request; "/" without a url is the static
 // homepage, served as a site document.
 func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string) bool {
+	if path == "/showcase" {
+		h.showcase(w, r)
+		return true
+	}
+	if md, ok := markdownTwins[path]; ok {
+		// Generated pages negotiate like the homepage; the HTML is the site document.
+		w.Header().Set("Vary", "Accept")
+		if !acceptsMarkdown(r) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			return false
+		}
+		h.serveDoc(w, r, md)
+		return true
+	}
 	if path != "/report" && (path != "/" || !r.URL.Query().Has("url")) {
 		return false
 	}
@@ -107,7 +125,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 		body = reportHTML(base, target, rep, note)
 	}
 	if status == http.StatusOK {
-		hdr.Set("Cache-Control", "public, max-age=60")
+		hdr.Set("Cache-Control", "public, max-age=10")
 	} else {
 		hdr.Set("Cache-Control", "no-store")
 	}
@@ -125,7 +143,10 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 func (h *Handler) cachedReport(r *http.Request, target string) (*pageReport, int, string) {
 	key := "report:" + strings.ToLower(target)
 	raw, ok := h.p.CacheGet(key)
-	if !ok {
+	// A reload (Cache-Control: no-cache, as the page's script sends right
+	// after a scan) reads the origin again: /api/report is as open to every
+	// caller, so this opens nothing new.
+	if !ok || strings.Contains(r.Header.Get("Cache-Control"), "no-cache") {
 		ip := h.p.ClientIP(r)
 		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/report?url="+url.QueryEscape(target), nil)
 		for k, v := range identity.Sign(h.cfg.IdentitySecret, identity.Caller{Tier: identity.Anonymous, Subject: ip}, ip, http.MethodGet, "/api/report", h.p.Now()) {
@@ -203,7 +224,7 @@ func pageHead(b *strings.Builder, base, title, desc, canonical, jsonLD string) {
 <script src="` + base + `/assets/app.js" defer></script>
 </head>
 <body>
-<a class="skip" href="#main">Skip to the report</a>
+<a class="skip" href="#main">Skip to the content</a>
 <header><nav aria-label="Site"><a href="` + base + `/">agentready</a> · <a href="` + base + `/docs">Documentation</a> · <a href="` + base + `/openapi.json">API</a> · <a href="` + base + `/llms.txt">llms.txt</a></nav></header>
 `)
 }
@@ -300,7 +321,7 @@ func writeReportBody(b *strings.Builder, base string, rep *pageReport) {
 `)
 		for _, c := range rep.Checks {
 			if c.Level == l.Level.Number {
-				writeCheck(b, c)
+				writeCheck(b, c, rep.URL)
 			}
 		}
 		b.WriteString("</ul>\n</section>\n")
@@ -309,7 +330,7 @@ func writeReportBody(b *strings.Builder, base string, rep *pageReport) {
 	writeBadges(b, base, rep.URL)
 }
 
-func writeCheck(b *strings.Builder, c pageCheck) {
+func writeCheck(b *strings.Builder, c pageCheck, site string) {
 	st := c.Status
 	if statusWords[st] == "" {
 		st = "na"
@@ -325,8 +346,14 @@ func writeCheck(b *strings.Builder, c pageCheck) {
 		b.WriteString(`<p class="found">Found at <code>` + esc(c.FoundAt) + `</code></p>
 `)
 	}
+	if st == "fail" || st == "partial" {
+		if starter := starterFor(c.ID, site); starter != "" {
+			b.WriteString(`<div class="snippet starter"><p><strong>Starter to publish:</strong></p><pre><code>` + esc(starter) + `</code></pre><button type="button" class="copy">Copy</button></div>
+`)
+		}
+	}
 	if c.Details != "" {
-		b.WriteString(`<div class="snippet"><pre><code>` + esc(prettyDetails(c.Details)) + `</code></pre><button type="button" class="copy">Copy</button></div>
+		b.WriteString(`<div class="snippet"><p><strong>Evidence:</strong></p><pre><code>` + esc(prettyDetails(c.Details)) + `</code></pre><button type="button" class="copy">Copy</button></div>
 `)
 	}
 	b.WriteString("</details></li>\n")

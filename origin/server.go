@@ -457,6 +457,8 @@ func (s *Server) route(path string) route {
 		return get("/api/screenshot", s.getScreenshot)
 	case path == "/api/report":
 		return get("/api/report", s.getReport)
+	case path == "/api/showcase":
+		return get("/api/showcase", s.getShowcase)
 	case path == "/api/mcp":
 		h := s.serveMCP
 		// Every method reaches the MCP handler, so a wrong one is refused as a JSON-RPC error too.

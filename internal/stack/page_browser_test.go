@@ -104,7 +104,8 @@ const allChecksDone = `document.querySelectorAll("#result li.check:not(.pending)
 // checks arrive, read the same score as the JSON report, open a failed
 // check, copy a badge snippet, load the shareable URL with JavaScript off,
 // spend the allowance and read the 402 explanation; axe-core finds no
-// serious or critical violation on the homepage and the finished report.
+// serious or critical violation on the homepage, the finished report, the
+// showcase and /how-we-score.
 func TestScanPageInBrowser(t *testing.T) {
 	chromium := testenv.Chromium(t)
 	axePath, missing := testenv.NodeFile("axe-core", "axe.min.js")
@@ -135,7 +136,8 @@ func TestScanPageInBrowser(t *testing.T) {
 	p.axe("/", string(axeSrc))
 
 	p.do("type the URL and press Enter", chromedp.SendKeys(chromedp.ID("scan-url"), s.URL+"\r"))
-	p.poll("48 checks and the score", allChecksDone)
+	// The script then swaps in the edge's rendering of this very report.
+	p.poll("48 checks, the score, and the server's rendering", allChecksDone+` && document.getElementById("result").dataset.server === "1"`)
 	if n := value(p, "count checks", chromedp.Evaluate[int](`document.querySelectorAll("#result li.check").length`)); n != 48 {
 		p.fatalf("%d checks rendered, want 48", n)
 	}
@@ -171,6 +173,12 @@ func TestScanPageInBrowser(t *testing.T) {
 	if !open || !strings.Contains(rec, strings.ReplaceAll(want.Recommendation, "`", "")) {
 		p.fatalf("check %s open=%v, recommendation %q, want %q", failedID, open, rec, want.Recommendation)
 	}
+	// Scrolled into view and legible at a phone's width too.
+	p.do("phone width", chromedp.EmulateViewport(360, 740), chromedp.ScrollIntoView(chromedp.CSS(sel+" .rec")))
+	if w := value(p, "page width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 360 {
+		p.fatalf("at 360 px the page is %d px wide: it scrolls sideways", w)
+	}
+	p.do("desktop width", chromedp.EmulateViewport(1280, 900))
 
 	// Copy the Markdown badge snippet through the real clipboard.
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
@@ -186,10 +194,27 @@ func TestScanPageInBrowser(t *testing.T) {
 		p.fatalf("clipboard %q, snippet %q", clip, snippet)
 	}
 	p.axe("the finished report", string(axeSrc))
+	// The dark scheme has its own colours: they must pass too.
+	if _, err := chromedp.Call(tabCtx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if bg := value(p, "dark background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(18, 18, 22)" {
+		p.fatalf("the dark scheme did not apply: background %s", bg)
+	}
+	p.axe("the finished report, dark", string(axeSrc))
+	if _, err := chromedp.Call(tabCtx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+		t.Fatal(err)
+	}
 
 	share := value(p, "the shareable URL", chromedp.Location())
 	if !strings.Contains(share, "?url=") {
 		p.fatalf("the address bar did not become a shareable URL: %s", share)
+	}
+
+	// The showcase now lists the site; it and /how-we-score pass axe too.
+	for _, path := range []string{"/showcase", "/how-we-score"} {
+		p.do("open "+path, chromedp.Navigate(svc.URL+path), chromedp.WaitVisible(chromedp.CSS("h1")))
+		p.axe(path, string(axeSrc))
 	}
 
 	// The same URL without JavaScript: the edge's HTML carries the score.
@@ -208,6 +233,7 @@ func TestScanPageInBrowser(t *testing.T) {
 
 	// Scan again spends the second free scan; the third is refused with a
 	// 402 the page explains.
+	p.do("back to the report", chromedp.Navigate(share), chromedp.WaitVisible(chromedp.ID("rescan")))
 	p.do("scan again", chromedp.Click(chromedp.ID("rescan")))
 	p.poll("the second scan finishes", allChecksDone)
 	p.do("scan over the allowance", chromedp.Click(chromedp.ID("rescan")))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/stack"
 )
@@ -206,5 +208,103 @@ func TestScanPageWeight(t *testing.T) {
 	t.Logf("page weight before a report: %d bytes gzip", buf.Len())
 	if buf.Len() > 100<<10 {
 		t.Errorf("the page weighs %d bytes compressed, over 100 KB", buf.Len())
+	}
+}
+
+// A failed check whose fix is one file shows that file filled in for the
+// scanned site, as the engine's recommendations build it.
+func TestResultPageStarters(t *testing.T) {
+	svc := start(t, stack.Options{Env: pageEnv})
+	s := site(t, "partial")
+	q := url.QueryEscape(s.URL)
+	resp, b := get(t, svc.URL+"/api/scan?format=json&url="+q)
+	var rep report.Result
+	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("scan: %d %.300s", resp.StatusCode, b)
+	}
+	_, page := get(t, svc.URL+"/report?url="+q)
+	shown := 0
+	for _, c := range checks.Web() {
+		res, _ := rep.Check(c.ID)
+		starter := c.Starter(rep.URL)
+		item := regexp.MustCompile(`(?s)<li class="check [a-z]+" id="check-` + regexp.QuoteMeta(c.ID) + `".*?</li>`).Find(page)
+		has := strings.Contains(string(item), `<pre><code>`+html.EscapeString(starter)+`</code></pre>`)
+		switch {
+		case starter != "" && (res.Status == report.Fail || res.Status == report.Partial):
+			if !has {
+				t.Errorf("check %s (%s) has a starter the page does not show", c.ID, res.Status)
+			}
+			shown++
+		case starter != "" && has:
+			t.Errorf("check %s passed, yet the page offers its starter", c.ID)
+		}
+	}
+	if shown == 0 {
+		t.Fatal("the partial fixture fails no check that has a starter: the test shows nothing")
+	}
+	t.Logf("%d starters shown", shown)
+}
+
+// The generated pages are pages like the others: one h1, a canonical URL,
+// JSON-LD, a markdown twin, and an llms.txt and sitemap entry. /how-we-score
+// lists every web check of the catalog; /showcase ranks scanned sites.
+func TestGeneratedPages(t *testing.T) {
+	svc := start(t, stack.Options{Env: pageEnv})
+	_, llms := get(t, svc.URL+"/llms.txt")
+	_, sitemap := get(t, svc.URL+"/sitemap.xml")
+
+	// The edge keeps the showcase a minute: the empty one is another service's.
+	empty := start(t, stack.Options{Env: pageEnv})
+	resp, b := get(t, empty.URL+"/showcase")
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte("No site has been scanned yet")) {
+		t.Fatalf("empty showcase: %d %.300s", resp.StatusCode, b)
+	}
+	s := site(t, "full")
+	if resp, b := get(t, svc.URL+"/api/scan?format=json&url="+url.QueryEscape(s.URL)); resp.StatusCode != 200 {
+		t.Fatalf("scan: %d %.200s", resp.StatusCode, b)
+	}
+	var rep report.Result
+	_, b = get(t, svc.URL+"/api/report?url="+url.QueryEscape(s.URL))
+	json.Unmarshal(b, &rep)
+
+	for _, p := range []struct{ path, ldType string }{{"/how-we-score", "TechArticle"}, {"/showcase", "CollectionPage"}} {
+		resp, b := get(t, svc.URL+p.path, "Accept", "text/html")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Vary") != "Accept" {
+			t.Fatalf("%s: %d %v", p.path, resp.StatusCode, resp.Header)
+		}
+		if n := len(h1Re.FindAll(b, -1)); n != 1 {
+			t.Errorf("%s: %d h1 elements", p.path, n)
+		}
+		if m := canonRe.FindSubmatch(b); m == nil || string(m[1]) != svc.URL+p.path {
+			t.Errorf("%s: canonical %q", p.path, m)
+		}
+		ld := ldRe.FindSubmatch(b)
+		var graph map[string]any
+		if ld == nil || json.Unmarshal(ld[1], &graph) != nil || graph["@type"] != p.ldType {
+			t.Errorf("%s: JSON-LD %q", p.path, ld)
+		}
+		mresp, md := get(t, svc.URL+p.path, "Accept", "text/markdown")
+		if !strings.HasPrefix(mresp.Header.Get("Content-Type"), "text/markdown") || bytes.Contains(md, []byte("<html")) || !bytes.HasPrefix(md, []byte("# ")) {
+			t.Errorf("%s as markdown: %q %.200s", p.path, mresp.Header.Get("Content-Type"), md)
+		}
+		if !bytes.Contains(llms, []byte(svc.URL+p.path+")")) || !bytes.Contains(sitemap, []byte("<loc>"+svc.URL+p.path+"</loc>")) {
+			t.Errorf("%s is missing from llms.txt or sitemap.xml", p.path)
+		}
+		switch p.path {
+		case "/how-we-score":
+			for _, c := range checks.Web() {
+				if !bytes.Contains(b, []byte(`id="check-`+c.ID+`"`)) || !bytes.Contains(md, []byte("**"+c.ID+" ")) {
+					t.Errorf("/how-we-score lacks check %s", c.ID)
+				}
+			}
+		case "/showcase":
+			row := `<a href="` + html.EscapeString(svc.URL+"/report?url="+url.QueryEscape(rep.URL)) + `">`
+			if !bytes.Contains(b, []byte(row)) || !bytes.Contains(b, []byte("<td>"+strconv.Itoa(rep.Score.Value)+"</td>")) {
+				t.Errorf("/showcase lacks the scanned site with score %d: %.2000s", rep.Score.Value, b)
+			}
+		}
+	}
+	if resp, b := get(t, svc.URL+"/api/showcase?limit=500"); resp.StatusCode != 400 || !bytes.Contains(b, []byte("1 to 50")) {
+		t.Errorf("/api/showcase?limit=500: %d %s", resp.StatusCode, b)
 	}
 }
