@@ -62,6 +62,13 @@ func TestSignalStates(t *testing.T) {
 			"ap2":        {report.Partial, "not the URI the AP2 specification gives"},
 			"mpp":        {report.Partial, "lower-case"},
 		},
+		"cut": {
+			"webbotauth": {report.Partial, "could not be read whole"},
+			"ucp":        {report.Partial, "could not be read whole"},
+			"acp":        {report.NA, "could be read at /.well-known/acp.json: "},
+			"ap2":        {report.NA, "No A2A agent card was found"},
+			"mpp":        {report.NA, "No Machine Payments Protocol"},
+		},
 		"leak": {
 			"webbotauth": {report.Partial, "PRIVATE KEY MATERIAL IS PUBLISHED"},
 			"ucp":        {report.Partial, "looks like an ACP discovery document"},

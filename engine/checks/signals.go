@@ -91,46 +91,51 @@ func cutDocument(r *fetch.Response, path string) (signal.Verdict, bool) {
 	return v, true
 }
 
-func status(r *fetch.Response) int {
-	if r == nil || r.Err != nil {
-		return 0
+// unanswered grades a well-known document the site never answered for
+// (timeout, redirect loop, refused address): na, as nothing was published
+// that could be judged, with the fetcher's plain-words reason.
+func unanswered(r *fetch.Response, path, what string) (signal.Verdict, bool) {
+	if r == nil {
+		return signal.NA("No " + what + " was looked for at " + path + "."), true
 	}
-	return r.Status
+	if r.Err == nil {
+		return signal.Verdict{}, false
+	}
+	return signal.NA("No " + what + " could be read at " + path + ": " + fetch.Describe(r.Err) + "."), true
 }
 
 var signals = []*Signal{
 	{
 		ID: "webbotauth", Name: "Web Bot Auth key directory", Group: report.GroupIdentity,
 		LooksFor: "GET " + webbotauth.Path + " (one request, in the first round): the JWKS a bot operator publishes so sites can verify the HTTP Message Signatures (RFC 9421) its crawlers send (draft-meunier-webbotauth-httpsig-directory).",
-		Rule:     "pass: at least one well-formed public key valid now (Ed25519 or another RFC 9421 algorithm, nbf/exp window open), no private material, no published example key, served as " + webbotauth.MediaType + "; partial: a document that is not a usable JWKS, no key usable now (e.g. every key expired), the wrong media type, an example key from an RFC, or private key material (`d`, RSA primes, an `oct` secret) published, which is reported loudly; na: nothing published (404, 410, another status, an empty body or an HTML soft 404).",
+		Rule:     "pass: at least one well-formed public key valid now (Ed25519 or another RFC 9421 algorithm, nbf/exp window open), no private material, no published example key, served as " + webbotauth.MediaType + "; partial: a document that is not a usable JWKS, no key usable now (e.g. every key expired), the wrong media type, an example key from an RFC, or private key material (`d`, RSA primes, an `oct` secret) published, which is reported loudly; na: nothing published (404, 410, another status, an empty body, an HTML soft 404, or no answer at all).",
 		Fix:      "Serve " + webbotauth.Path + " as " + webbotauth.MediaType + ` with {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "<public key, base64url>", "kid": "<RFC 7638 thumbprint>"}]}, public halves only.`,
 		Requires: []gather.AnyKey{gather.BotAuthDir},
 		Run: func(in gather.Source, now time.Time) signal.Verdict {
 			r := gather.Get(in, gather.BotAuthDir)
+			if v, no := unanswered(r, webbotauth.Path, "Web Bot Auth key directory"); no {
+				return v
+			}
 			if v, cut := cutDocument(r, webbotauth.Path); cut {
 				return v
 			}
-			wr := webbotauth.Response{URL: r.FinalURL, Status: status(r)}
-			if wr.Status != 0 {
-				wr.ContentType, wr.Body = r.Header.Get("Content-Type"), r.Body
-				wr.SignatureInput, wr.Signature = r.Header.Get("Signature-Input"), r.Header.Get("Signature")
-			}
-			return webbotauth.Grade(wr, now)
+			return webbotauth.Grade(webbotauth.Response{URL: r.FinalURL, Status: r.Status, ContentType: r.Header.Get("Content-Type"), Body: r.Body,
+				SignatureInput: r.Header.Get("Signature-Input"), Signature: r.Header.Get("Signature")}, now)
 		},
 	},
 	{
 		ID: "ucp", Name: "UCP business profile", Group: report.GroupCommerce,
 		LooksFor: "GET " + commerce.UCPPath + " (one request, in the first round): a Universal Commerce Protocol business profile (schema generations 2026-01-01, 2026-01-11 and 2026-04-08).",
-		Rule:     "pass: a top-level `ucp` object with a valid version date, services with well-formed endpoints per transport, capabilities named by reverse domain, and no findings; partial: a JSON document that is not a UCP profile (an ACP or x402 document is named as such) or a profile with findings; na: nothing published (404, another status, an empty body or an HTML soft 404).",
+		Rule:     "pass: a top-level `ucp` object with a valid version date, services with well-formed endpoints per transport, capabilities named by reverse domain, and no findings; partial: a JSON document that is not a UCP profile (an ACP or x402 document is named as such) or a profile with findings; na: nothing published (404, another status, an empty body, an HTML soft 404, or no answer at all).",
 		Fix:      "Publish a profile at " + commerce.UCPPath + " whose `ucp` object has `version` (YYYY-MM-DD), a `services` map with an endpoint per transport and `capabilities` named by reverse domain (see ucp.dev).",
 		Requires: []gather.AnyKey{gather.UCPProfile},
 		Run: func(in gather.Source, _ time.Time) signal.Verdict {
 			r := gather.Get(in, gather.UCPProfile)
-			if v, cut := cutDocument(r, commerce.UCPPath); cut {
+			if v, no := unanswered(r, commerce.UCPPath, "UCP business profile"); no {
 				return v
 			}
-			if status(r) == 0 {
-				return commerce.GradeUCP("", 0, "", nil)
+			if v, cut := cutDocument(r, commerce.UCPPath); cut {
+				return v
 			}
 			return commerce.GradeUCP(r.FinalURL, r.Status, r.Header.Get("Content-Type"), r.Body)
 		},
@@ -138,16 +143,16 @@ var signals = []*Signal{
 	{
 		ID: "acp", Name: "ACP discovery document", Group: report.GroupCommerce,
 		LooksFor: "GET " + commerce.ACPPath + " (one request, in the first round): an Agentic Commerce Protocol discovery document.",
-		Rule:     "pass: the discovery RFC's required members (`protocol.name` \"acp\" with a version, `api_base_url`, `transports`) with `api_base_url` on this site; partial: a pre-specification shape, a document missing required members, an `api_base_url` on another site, or a document of another protocol; na: nothing published (404, another status, an empty body or an HTML soft 404).",
+		Rule:     "pass: the discovery RFC's required members (`protocol.name` \"acp\" with a version, `api_base_url`, `transports`) with `api_base_url` on this site; partial: a pre-specification shape, a document missing required members, an `api_base_url` on another site, or a document of another protocol; na: nothing published (404, another status, an empty body, an HTML soft 404, or no answer at all).",
 		Fix:      "Publish " + commerce.ACPPath + ` with {"protocol": {"name": "acp", "version": "<version>"}, "api_base_url": "https://…", "transports": ["rest"]}.`,
 		Requires: []gather.AnyKey{gather.ACPDocument},
 		Run: func(in gather.Source, _ time.Time) signal.Verdict {
 			r := gather.Get(in, gather.ACPDocument)
-			if v, cut := cutDocument(r, commerce.ACPPath); cut {
+			if v, no := unanswered(r, commerce.ACPPath, "ACP discovery document"); no {
 				return v
 			}
-			if status(r) == 0 {
-				return commerce.GradeACP("", 0, "", nil)
+			if v, cut := cutDocument(r, commerce.ACPPath); cut {
+				return v
 			}
 			return commerce.GradeACP(r.FinalURL, r.Status, r.Header.Get("Content-Type"), r.Body)
 		},
