@@ -36,7 +36,7 @@ FUZZ_TARGETS := \
 	./origin/browser:FuzzParseTool \
 	./webhook:FuzzVerify
 
-.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack docs fmt clean
+.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack screenshots docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -137,6 +137,11 @@ bench-stack: wasm
 bench-repo:
 	$(GO) run ./bench/repobench -files 10000
 	$(GO) run ./bench/repobench -files 40000
+
+# Screenshots of the scan page for the README: real Chromium against the real stack and the
+# fixture site, at desktop (1280x900) and phone (360x780) widths.
+screenshots:
+	$(GO) test ./internal/stack -run TestScanPageScreenshots -count=1 -screenshots
 
 docs:
 	$(GO) test ./engine/checks -run TestDocsAreGenerated -update

@@ -296,6 +296,7 @@ func writeReportBody(b *strings.Builder, base string, rep *pageReport) {
 <p class="score"><span class="big" id="score-value">` + strconv.Itoa(s.Value) + `</span> out of 100, grade <strong id="score-grade">` + esc(s.Grade) + `</strong>, level <strong id="score-level">` + strconv.Itoa(rep.CurrentLevel) + ` (` + esc(s.LevelName) + `)</strong></p>
 <p class="tally">` + strconv.Itoa(s.Passed) + ` passed, ` + strconv.Itoa(s.Partial) + ` partial, ` + strconv.Itoa(s.Failed) + ` failed, ` + strconv.Itoa(s.NA) + ` not applicable, of ` + strconv.Itoa(s.Total) + ` checks. Scanned <time datetime="` + rep.Timestamp.UTC().Format(time.RFC3339) + `">` + rep.Timestamp.UTC().Format("2 Jan 2006 15:04 UTC") + `</time>.</p>
 <p><button type="button" id="rescan" data-url="` + esc(rep.URL) + `">Scan again</button></p>
+<figure id="shot" class="shot" hidden data-src="` + esc(base+"/api/screenshot?url="+url.QueryEscape(rep.URL)) + `"><figcaption>The homepage of ` + esc(displayHost(rep.URL)) + ` as our browser saw it</figcaption></figure>
 <h3>Level ladder</h3>
 <ol class="ladder">
 `)
@@ -384,6 +385,7 @@ func writeBadges(b *strings.Builder, base, site string) {
 	b.WriteString(`<section class="badges" aria-labelledby="badges-h">
 <h2 id="badges-h">Badge</h2>
 <p><img id="badge-preview" src="` + esc(img) + `" alt="agent readiness badge of ` + esc(displayHost(site)) + `" height="20"></p>
+<p class="badge-style" hidden><label for="badge-style">Style</label> <select id="badge-style"><option value="">flat</option><option value="flat-square">flat-square</option></select></p>
 `)
 	for i, s := range snips {
 		id := "badge-" + strconv.Itoa(i)

@@ -142,7 +142,42 @@
       result.replaceChildren.apply(result, Array.prototype.slice.call(fresh.childNodes).map(function (n) { return document.adoptNode(n); }));
       open.forEach(function (id) { var li = document.getElementById(id); if (li) li.querySelector("details").open = true; });
       result.setAttribute("data-server", "1");
+      showShot();
+      badgeStyle();
     }).catch(function () {});
+  }
+
+  // The screenshot exists only once the origin has captured one (not every
+  // server has Chromium): it is shown when the image loads, never broken.
+  function showShot() {
+    var fig = document.getElementById("shot");
+    if (!fig || fig.querySelector("img")) return;
+    var img = new Image();
+    img.alt = "Screenshot of the scanned homepage";
+    img.width = 640;
+    img.height = 400;
+    img.onload = function () { fig.insertBefore(img, fig.firstChild); fig.hidden = false; };
+    img.src = fig.getAttribute("data-src");
+  }
+
+  // The badge style changes the preview and every snippet at once.
+  function badgeStyle() {
+    var sel = document.getElementById("badge-style"), prev = document.getElementById("badge-preview");
+    if (!sel || !prev || sel.getAttribute("data-live")) return;
+    sel.setAttribute("data-live", "1");
+    sel.parentNode.hidden = false;
+    sel.addEventListener("change", function () {
+      var style = sel.value ? "&style=" + sel.value : "";
+      var strip = function (u) { return u.replace(/&style=[a-z-]+/, ""); };
+      var old = prev.getAttribute("src"), next = strip(old) + style;
+      prev.setAttribute("src", next);
+      [0, 1, 2].forEach(function (i) {
+        var ta = document.getElementById("badge-" + i);
+        if (!ta) return;
+        var oldEnc = encodeURIComponent(old), nextEnc = encodeURIComponent(next);
+        ta.value = ta.value.split(old).join(next).split(oldEnc).join(nextEnc);
+      });
+    });
   }
 
   var running = null;
@@ -254,6 +289,8 @@
       ev.preventDefault();
       scan(v, false);
     });
+    showShot();
+    badgeStyle();
     document.addEventListener("click", function (ev) {
       var t = ev.target;
       if (t.classList.contains("copy")) copy(t);

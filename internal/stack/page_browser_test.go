@@ -193,6 +193,15 @@ func TestScanPageInBrowser(t *testing.T) {
 	if clip != snippet || !strings.Contains(snippet, "/api/badge?url=") {
 		p.fatalf("clipboard %q, snippet %q", clip, snippet)
 	}
+	// The badge preview is a real badge, and the style changes it and the snippets together.
+	p.poll("the badge preview loads", `document.getElementById("badge-preview").complete && document.getElementById("badge-preview").naturalWidth > 0`)
+	p.do("choose flat-square", chromedp.SetValue(chromedp.ID("badge-style"), "flat-square"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("badge-style").dispatchEvent(new Event("change")), undefined`, func(p *runtime.EvaluateParams) { p.ReturnByValue = nil }))
+	styled := value(p, "the styled snippets", chromedp.Evaluate[[]string](`[document.getElementById("badge-preview").getAttribute("src"), document.getElementById("badge-0").value, document.getElementById("badge-2").value]`))
+	if !strings.HasSuffix(styled[0], "&style=flat-square") || !strings.Contains(styled[1], styled[0]+")") || !strings.Contains(styled[2], url.QueryEscape("&style=flat-square")) {
+		p.fatalf("badge style not applied everywhere: %q", styled)
+	}
+	p.poll("the styled preview loads", `document.getElementById("badge-preview").complete && document.getElementById("badge-preview").naturalWidth > 0`)
 	p.axe("the finished report", string(axeSrc))
 	// The dark scheme has its own colours: they must pass too.
 	if _, err := chromedp.Call(tabCtx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
