@@ -69,6 +69,13 @@ func TestSignalStates(t *testing.T) {
 			"ap2":        {report.NA, "No A2A agent card was found"},
 			"mpp":        {report.NA, "No Machine Payments Protocol"},
 		},
+		"paywall": {
+			"webbotauth": {report.NA, "answered 402, not a document"},
+			"ucp":        {report.NA, "answered 402, not a document"},
+			"acp":        {report.NA, "answered 402, not a document"},
+			"ap2":        {report.NA, "No A2A agent card was found"},
+			"mpp":        {report.Pass, "method example, intent charge"},
+		},
 		"leak": {
 			"webbotauth": {report.Partial, "PRIVATE KEY MATERIAL IS PUBLISHED"},
 			"ucp":        {report.Partial, "looks like an ACP discovery document"},
@@ -208,7 +215,21 @@ func TestSignalsAreNotScored(t *testing.T) {
 		}
 		return res
 	}
-	with, without := scan("docs"), scan("none")
+	without := scan("none")
+	// The paywall site answers every signal document with 402, x402
+	// requirements, rate-limit headers and a Payment challenge: the scored
+	// checks that read every response (rate limits, 402 answers) must not
+	// see requests made only for the signals.
+	if paywall := scan("paywall"); paywall.Score != without.Score || !reflect.DeepEqual(paywall.Levels, without.Levels) {
+		t.Errorf("score %+v with 402s on the signal documents, %+v without", paywall.Score, without.Score)
+	} else {
+		for i, c := range paywall.Checks {
+			if w := without.Checks[i]; c.ID != w.ID || c.Status != w.Status {
+				t.Errorf("%s: %s with 402s on the signal documents, %s without: %s", c.ID, c.Status, w.Status, c.Message)
+			}
+		}
+	}
+	with := scan("docs")
 	passed := 0
 	for _, s := range with.Signals {
 		if s.Passed {

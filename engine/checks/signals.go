@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agentready/agentready/engine/commerce"
@@ -176,10 +177,13 @@ var signals = []*Signal{
 		LooksFor: "What the scan already saw (no request of its own): every response carrying `WWW-Authenticate` (a 402 with a `Payment` challenge, draft-ryan-httpauth-payment), and the OpenAPI description's security schemes and documented 402 responses.",
 		Rule:     "pass: a 402 carries a well-formed Payment challenge (id, realm, method, intent, request); partial: a Payment challenge that is malformed or comes with another status, or an OpenAPI `http` security scheme `Payment` with no challenge seen; na: neither (a 402 without a Payment challenge, such as x402's, is noted in the details).",
 		Fix:      `Answer unpaid requests with 402 and WWW-Authenticate: Payment id="…", realm="…", method="…", intent="charge", request="<base64url JSON>", and declare the scheme in the OpenAPI description.`,
-		Requires: []gather.AnyKey{gather.Responses, gather.Spec},
+		Requires: []gather.AnyKey{gather.Responses, gather.BotAuthDir, gather.UCPProfile, gather.ACPDocument, gather.Spec},
 		Run: func(in gather.Source, _ time.Time) signal.Verdict {
 			var seen []commerce.Observed
-			for _, r := range gather.Get(in, gather.Responses) {
+			// Responses leaves out the signal documents (the scored checks
+			// must not see them); a 402 there counts here.
+			all := append(slices.Clone(gather.Get(in, gather.Responses)), gather.Get(in, gather.BotAuthDir), gather.Get(in, gather.UCPProfile), gather.Get(in, gather.ACPDocument))
+			for _, r := range all {
 				if r == nil || r.Err != nil {
 					continue
 				}

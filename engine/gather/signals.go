@@ -34,3 +34,18 @@ var signalGatherers = []*Gatherer{
 			return c.Fetch(fetch.Request{URL: c.URL(commerce.ACPPath), Accept: acceptJSON, MaxBody: commerce.MaxBytes + 1}), nil
 		}),
 }
+
+// withoutSignals leaves the signal documents out of Responses: the scored
+// checks that read every response (rate-limit headers, 402 answers) must
+// not judge a site by requests made only for the unscored signals. The mpp
+// signal reads those documents separately.
+func withoutSignals(c *Ctx, all []*fetch.Response) []*fetch.Response {
+	skip := map[*fetch.Response]bool{Get(c, BotAuthDir): true, Get(c, UCPProfile): true, Get(c, ACPDocument): true}
+	out := make([]*fetch.Response, 0, len(all))
+	for _, r := range all {
+		if !skip[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}

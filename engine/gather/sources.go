@@ -784,7 +784,7 @@ var WebPlan = func() *Plan {
 	for _, g := range gs {
 		all = append(all, NewKey[any](g.Name))
 	}
-	gs = append(gs, &Gatherer{Name: Responses.Name(), Doc: "Every response of the scan, in request order.", Requires: all,
-		run: func(c *Ctx) (any, error) { return c.sess.Responses(), nil }}, paymentsGatherer)
+	gs = append(gs, &Gatherer{Name: Responses.Name(), Doc: "Every response of the scan in request order, but the signal documents'.", Requires: all,
+		run: func(c *Ctx) (any, error) { return withoutSignals(c, c.sess.Responses()), nil }}, paymentsGatherer)
 	return MustPlan(gs...)
 }()
