@@ -34,6 +34,7 @@ FUZZ_TARGETS := \
 	./internal/edgetest:FuzzScanURLNeverStricter \
 	./origin/mcpserver:FuzzMCPTransport \
 	./origin/browser:FuzzParseTool \
+	./edge:FuzzReportPage \
 	./webhook:FuzzVerify
 
 .PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack screenshots docs fmt clean

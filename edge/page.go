@@ -109,20 +109,34 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 		http.Redirect(w, r, base+"/", http.StatusSeeOther)
 		return true
 	}
-	var rep *pageReport
-	status, note := http.StatusOK, ""
-	if len(target) > 2048 {
-		status, note = http.StatusBadRequest, "That address is longer than 2048 characters; give the site's domain, such as example.com."
-	} else {
-		rep, status, note = h.cachedReport(r, target)
-	}
-	var body []byte
 	if md {
 		hdr.Set("Content-Type", "text/markdown; charset=utf-8")
-		body = reportMarkdown(base, target, rep, note)
 	} else {
 		hdr.Set("Content-Type", "text/html; charset=utf-8")
-		body = reportHTML(base, target, rep, note)
+	}
+	// The rendered page is cached as long as the report it shows: rendering
+	// a report inside the WebAssembly module costs milliseconds (decoding
+	// and re-indenting every check's details), a cached page microseconds.
+	pageKey := "reportpage:" + strconv.FormatBool(md) + "|" + base + "|" + target
+	reload := strings.Contains(r.Header.Get("Cache-Control"), "no-cache")
+	status := http.StatusOK
+	body, cached := h.p.CacheGet(pageKey)
+	if !cached || reload {
+		var rep *pageReport
+		note := ""
+		if len(target) > 2048 {
+			status, note = http.StatusBadRequest, "That address is longer than 2048 characters; give the site's domain, such as example.com."
+		} else {
+			rep, status, note = h.cachedReport(r, target, reload)
+		}
+		if md {
+			body = reportMarkdown(base, target, rep, note)
+		} else {
+			body = reportHTML(base, target, rep, note)
+		}
+		if status == http.StatusOK {
+			h.p.CachePut(pageKey, body, reportTTL)
+		}
 	}
 	if status == http.StatusOK {
 		hdr.Set("Cache-Control", "public, max-age=10")
@@ -140,13 +154,13 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 // /api/report, which never scans: showing a shared result costs nobody's
 // allowance. A miss is not cached at the edge, so a report appears as soon
 // as a scan finishes.
-func (h *Handler) cachedReport(r *http.Request, target string) (*pageReport, int, string) {
+func (h *Handler) cachedReport(r *http.Request, target string, reload bool) (*pageReport, int, string) {
 	key := "report:" + strings.ToLower(target)
 	raw, ok := h.p.CacheGet(key)
 	// A reload (Cache-Control: no-cache, as the page's script sends right
 	// after a scan) reads the origin again: /api/report is as open to every
 	// caller, so this opens nothing new.
-	if !ok || strings.Contains(r.Header.Get("Cache-Control"), "no-cache") {
+	if !ok || reload {
 		ip := h.p.ClientIP(r)
 		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/report?url="+url.QueryEscape(target), nil)
 		for k, v := range identity.Sign(h.cfg.IdentitySecret, identity.Caller{Tier: identity.Anonymous, Subject: ip}, ip, http.MethodGet, "/api/report", h.p.Now()) {
