@@ -95,12 +95,16 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	if path != "/report" && (path != "/" || !r.URL.Query().Has("url")) {
 		return false
 	}
+	target := strings.TrimSpace(r.URL.Query().Get("url"))
+	if r.Method == http.MethodPost && target != "" {
+		h.scanForPage(w, r, target)
+		return true
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, "GET, HEAD")
+		methodNotAllowed(w, "GET, HEAD, POST")
 		return true
 	}
 	base := h.base(r)
-	target := strings.TrimSpace(r.URL.Query().Get("url"))
 	md := acceptsMarkdown(r)
 	hdr := w.Header()
 	hdr.Set("Vary", "Accept")
@@ -286,7 +290,7 @@ func reportHTML(base, target string, rep *pageReport, note string) []byte {
 `)
 	if rep == nil {
 		b.WriteString(`<p class="note" role="status">` + esc(note) + `</p>
-<p>Without JavaScript, the report is also at <a href="` + base + `/api/scan?url=` + esc(url.QueryEscape(target)) + `&amp;format=json">/api/scan?url=` + esc(target) + `&amp;format=json</a> (a scan counts against the daily allowance).</p>
+<form id="scan-now" method="post" action="` + esc(reportURL(base, target)) + `"><button type="submit">Scan ` + esc(displayHost(target)) + ` now</button> <span class="found">(one scan of your daily allowance)</span></form>
 `)
 	} else {
 		writeReportBody(&b, base, rep)
@@ -309,7 +313,7 @@ func writeReportBody(b *strings.Builder, base string, rep *pageReport) {
 <h2 id="summary-h">Score</h2>
 <p class="score"><span class="big" id="score-value">` + strconv.Itoa(s.Value) + `</span> out of 100, grade <strong id="score-grade">` + esc(s.Grade) + `</strong>, level <strong id="score-level">` + strconv.Itoa(rep.CurrentLevel) + ` (` + esc(s.LevelName) + `)</strong></p>
 <p class="tally">` + strconv.Itoa(s.Passed) + ` passed, ` + strconv.Itoa(s.Partial) + ` partial, ` + strconv.Itoa(s.Failed) + ` failed, ` + strconv.Itoa(s.NA) + ` not applicable, of ` + strconv.Itoa(s.Total) + ` checks. Scanned <time datetime="` + rep.Timestamp.UTC().Format(time.RFC3339) + `">` + rep.Timestamp.UTC().Format("2 Jan 2006 15:04 UTC") + `</time>.</p>
-<p><button type="button" id="rescan" data-url="` + esc(rep.URL) + `">Scan again</button></p>
+<form method="post" action="` + esc(reportURL(base, rep.URL)) + `&amp;fresh=1"><button type="submit" id="rescan" data-url="` + esc(rep.URL) + `">Scan again</button></form>
 <figure id="shot" class="shot" hidden data-src="` + esc(base+"/api/screenshot?url="+url.QueryEscape(rep.URL)) + `"><figcaption>The homepage of ` + esc(displayHost(rep.URL)) + ` as our browser saw it</figcaption></figure>
 <h3>Level ladder</h3>
 <ol class="ladder">

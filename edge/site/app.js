@@ -289,12 +289,17 @@
       ev.preventDefault();
       scan(v, false);
     });
+    var now = document.getElementById("scan-now");
+    if (now) now.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      scan(new URL(now.action).searchParams.get("url"), false);
+    });
     showShot();
     badgeStyle();
     document.addEventListener("click", function (ev) {
       var t = ev.target;
       if (t.classList.contains("copy")) copy(t);
-      else if (t.id === "rescan") scan(t.getAttribute("data-url"), true);
+      else if (t.id === "rescan") { ev.preventDefault(); scan(t.getAttribute("data-url"), true); }
     });
   });
 })();

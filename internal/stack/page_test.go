@@ -177,9 +177,9 @@ func TestResultPageHostileInput(t *testing.T) {
 	if r.StatusCode != 303 || r.Header.Get("Location") != svc.URL+"/" {
 		t.Errorf("/report without url: %d %q", r.StatusCode, r.Header.Get("Location"))
 	}
-	req, _ := http.NewRequest(http.MethodPost, svc.URL+"/report?url=example.com", nil)
-	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 405 {
-		t.Errorf("POST /report: %v %v", r, err)
+	req, _ := http.NewRequest(http.MethodPut, svc.URL+"/report?url=example.com", nil)
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 405 || r.Header.Get("Allow") != "GET, HEAD, POST" {
+		t.Errorf("PUT /report: %v %v", r, err)
 	} else {
 		r.Body.Close()
 	}
@@ -306,5 +306,59 @@ func TestGeneratedPages(t *testing.T) {
 	}
 	if resp, b := get(t, svc.URL+"/api/showcase?limit=500"); resp.StatusCode != 400 || !bytes.Contains(b, []byte("1 to 50")) {
 		t.Errorf("/api/showcase?limit=500: %d %s", resp.StatusCode, b)
+	}
+}
+
+// Without JavaScript the page's Scan button posts: one scan of the allowance,
+// then a 303 to the result page (a reload does not scan again). Over the
+// allowance the page explains it; another site's form cannot spend it.
+func TestScanWithoutJavaScript(t *testing.T) {
+	svc := start(t, stack.Options{Env: pageEnv})
+	s := site(t, "full")
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	post := func(target string, hdr ...string) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, target, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	q := url.QueryEscape(s.URL)
+	_, b := get(t, svc.URL+"/report?url="+q)
+	if !bytes.Contains(b, []byte(`<form id="scan-now" method="post" action="`+html.EscapeString(svc.URL+"/report?url="+q)+`">`)) {
+		t.Fatalf("the no-report page has no scan button: %.1500s", b)
+	}
+	if resp, b := post(svc.URL+"/report?url="+q, "Origin", "https://evil.example"); resp.StatusCode != 403 || scoreRe.Match(b) {
+		t.Errorf("cross-site post: %d", resp.StatusCode)
+	}
+	resp, _ := post(svc.URL + "/report?url=" + q)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != svc.URL+"/report?url="+q || resp.Header.Get("RateLimit-Remaining") != "2" {
+		t.Fatalf("post: %d %q, %s remaining", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("RateLimit-Remaining"))
+	}
+	_, page := get(t, resp.Header.Get("Location"))
+	var rep report.Result
+	_, raw := get(t, svc.URL+"/api/report?url="+q)
+	json.Unmarshal(raw, &rep)
+	if m := scoreRe.FindSubmatch(page); m == nil || string(m[1]) != strconv.Itoa(rep.Score.Value) {
+		t.Errorf("after the post the page shows %q, the report %d", m, rep.Score.Value)
+	}
+	// "Scan again" is a fresh scan through the same form.
+	if !bytes.Contains(page, []byte(`action="`+html.EscapeString(svc.URL+"/report?url="+url.QueryEscape(rep.URL))+`&amp;fresh=1"><button type="submit" id="rescan"`)) {
+		t.Errorf("no scan-again form: %.3000s", page)
+	}
+	post(svc.URL + "/report?url=" + q + "&fresh=1")
+	post(svc.URL + "/report?url=" + q + "&fresh=1")
+	resp, b = post(svc.URL + "/report?url=" + q + "&fresh=1")
+	if resp.StatusCode != 429 || !bytes.Contains(b, []byte("0 of 3 remain")) || !bytes.Contains(b, []byte("reset in")) || !bytes.Contains(b, []byte("/api/agent/token")) || scoreRe.Match(b) {
+		t.Errorf("over the allowance: %d %.2000s", resp.StatusCode, b)
+	}
+	if resp, b := post(svc.URL + "/report?url=" + url.QueryEscape("http://10.0.0.1/")); resp.StatusCode < 400 || resp.StatusCode >= 500 || scoreRe.Match(b) {
+		t.Errorf("a private address: %d", resp.StatusCode)
 	}
 }
