@@ -133,6 +133,11 @@ func TestScanPageInBrowser(t *testing.T) {
 	p := &page{t: t, ctx: tabCtx, dir: t.TempDir()}
 
 	p.do("open /", chromedp.Navigate(svc.URL+"/"), chromedp.WaitVisible(chromedp.ID("scan-url")))
+	// The first Tab reaches the skip link, which appears when focused.
+	p.do("Tab", chromedp.KeyEvent("\t"))
+	if skip := value(p, "skip link", chromedp.Evaluate[string](`document.activeElement.className + " " + (document.activeElement.getBoundingClientRect().left >= 0)`)); skip != "skip true" {
+		p.fatalf("the first Tab focuses %q, want the visible skip link", skip)
+	}
 	p.axe("/", string(axeSrc))
 
 	p.do("type the URL and press Enter", chromedp.SendKeys(chromedp.ID("scan-url"), s.URL+"\r"))
@@ -167,7 +172,11 @@ func TestScanPageInBrowser(t *testing.T) {
 	}
 	want, _ := rep.Check(failedID)
 	sel := `[id="check-` + failedID + `"]`
-	p.do("open failed check "+failedID, chromedp.Click(chromedp.CSS(sel+" summary")))
+	// By keyboard: focus its summary, press Enter; the focus ring shows.
+	p.do("open failed check "+failedID, chromedp.Focus(chromedp.CSS(sel+" summary")), chromedp.KeyEvent("\r"))
+	if ring := value(p, "focus ring", chromedp.Evaluate[string](`(s => s.outlineStyle + " " + s.outlineWidth)(getComputedStyle(document.activeElement))`)); ring != "solid 3px" {
+		p.fatalf("the focused summary shows outline %q, want a visible 3px ring", ring)
+	}
 	open := value(p, "is it open", chromedp.Evaluate[bool](`document.querySelector('`+sel+` details').open`))
 	rec := value(p, "read its recommendation", chromedp.Text(chromedp.CSS(sel+" .rec"), chromedp.NodeVisible))
 	if !open || !strings.Contains(rec, strings.ReplaceAll(want.Recommendation, "`", "")) {
