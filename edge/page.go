@@ -243,7 +243,7 @@ func pageHead(b *strings.Builder, base, title, desc, canonical, jsonLD string) {
 </head>
 <body>
 <a class="skip" href="#main">Skip to the content</a>
-<header><nav aria-label="Site"><a href="` + base + `/">agentready</a> · <a href="` + base + `/docs">Documentation</a> · <a href="` + base + `/openapi.json">API</a> · <a href="` + base + `/llms.txt">llms.txt</a></nav></header>
+<header><nav aria-label="Site"><a href="` + base + `/">agentready</a> · <a href="` + base + `/how-we-score">How we score</a> · <a href="` + base + `/showcase">Showcase</a> · <a href="` + base + `/docs">Documentation</a> · <a href="` + base + `/openapi.json">API</a> · <a href="` + base + `/llms.txt">llms.txt</a></nav></header>
 `)
 }
 
