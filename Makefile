@@ -35,6 +35,7 @@ FUZZ_TARGETS := \
 	./origin/mcpserver:FuzzMCPTransport \
 	./origin/browser:FuzzParseTool \
 	./edge:FuzzReportPage \
+	./edge:FuzzEscape \
 	./webhook:FuzzVerify
 
 .PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack screenshots docs fmt clean

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/json"
+	"html"
 	"strings"
 	"testing"
 )
@@ -49,4 +50,14 @@ func TestStarter(t *testing.T) {
 			t.Errorf("Starter(%q, %q) = %q, want %q", c.snippet, c.site, got, c.want)
 		}
 	}
+}
+
+// esc is html.EscapeString without the package (see htmlEscaper).
+func FuzzEscape(f *testing.F) {
+	f.Add(`<a href="x">'&'</a>`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := esc(s), html.EscapeString(s); got != want {
+			t.Fatalf("esc(%q) = %q, html.EscapeString gives %q", s, got, want)
+		}
+	})
 }
