@@ -36,9 +36,10 @@ FUZZ_TARGETS := \
 	./origin/browser:FuzzParseTool \
 	./edge:FuzzReportPage \
 	./edge:FuzzEscape \
-	./webhook:FuzzVerify
+	./webhook:FuzzVerify \
+	./edge/x402:FuzzDecodePayment
 
-.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack screenshots docs fmt clean
+.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-deep screenshots docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -135,6 +136,10 @@ bench-edge: wasm
 # The whole service as `make run` assembles it, under a load generator in another process.
 bench-stack: wasm
 	$(GO) run ./bench/stackbench
+
+# the paid deep scan beside the free scan on the fixture sites, 100 ms per response (issue 13)
+bench-deep:
+	$(GO) run ./bench/deepbench
 
 bench-repo:
 	$(GO) run ./bench/repobench -files 10000
