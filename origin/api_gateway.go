@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
-	"mime"
 	"net/url"
 	"strconv"
 	"strings"
@@ -97,22 +95,8 @@ func refusalOf(err error) *payment.Refusal {
 
 // scanGateway is POST /api/v1/scan-gateway: the paid deep scan over x402.
 func (s *Server) scanGateway(ctx *fasthttp.RequestCtx) {
-	if mt, _, _ := mime.ParseMediaType(string(ctx.Request.Header.ContentType())); mt != "application/json" {
-		writeError(ctx, apiErr(415, CodeUnsupportedMedia, "Send the body as JSON with Content-Type: application/json: {\"url\": \"https://example.com\"}, and the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1)."))
-		return
-	}
-	var req scanRequest
-	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil {
-		writeError(ctx, apiErr(400, CodeInvalidJSON, "The body is not valid JSON ("+jsonProblem(err)+"); send {\"url\": \"https://example.com\"}."))
-		return
-	}
-	if req.URL == nil {
-		writeError(ctx, apiErr(400, CodeMissingURL, "The body must carry url: {\"url\": \"https://example.com\"}."))
-		return
-	}
-	target, aerr := s.scans.validateURL(*req.URL)
-	if aerr != nil {
-		writeError(ctx, aerr)
+	target, ok := s.scanTarget(ctx, ", and the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1)")
+	if !ok {
 		return
 	}
 	base := s.baseURL(ctx)
@@ -207,34 +191,6 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 			s.m.request(x402.GatewayPath, status)
 			s.audit(caller, "scan.deep", target, strconv.Itoa(status))
 		}()
-		start := time.Now()
-		fmt.Fprintf(w, "retry: 3000\n\n")
-		if w.Flush() != nil {
-			return
-		}
-		tick := time.NewTicker(s.cfg.Heartbeat)
-		defer tick.Stop()
-		id := 0
-		for {
-			select {
-			case e, ok := <-events:
-				if !ok {
-					return
-				}
-				id++
-				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, e.name, e.data)
-				if w.Flush() != nil {
-					return // client gone: cancel stops the scan, and the purchase is given back unsettled
-				}
-				if e.status != 0 {
-					status = e.status
-				}
-			case <-tick.C:
-				fmt.Fprintf(w, "event: %s\ndata: {\"elapsedMs\":%d}\n\n", EventHeartbeat, time.Since(start).Milliseconds())
-				if w.Flush() != nil {
-					return
-				}
-			}
-		}
+		status, _ = s.pumpEvents(w, events, nil)
 	})
 }

@@ -235,43 +235,52 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 			}
 			s.audit(caller, "scan", url, out)
 		}()
-		startedAt := time.Now()
-		fmt.Fprintf(w, "retry: 3000\n\n")
-		if w.Flush() != nil {
+		status, code = s.pumpEvents(w, events, &first)
+	})
+}
+
+// pumpEvents writes a stream's events (first, when set, then the channel's
+// until it closes) with heartbeats between them. It returns the outcome the
+// client was last told: the final event's status and code, or
+// statusClientGone when the client left or nothing final was sent.
+func (s *Server) pumpEvents(w *bufio.Writer, events <-chan sseEvent, first *sseEvent) (status int, code string) {
+	status, code = statusClientGone, "client_gone"
+	startedAt := time.Now()
+	fmt.Fprintf(w, "retry: 3000\n\n")
+	if w.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(s.cfg.Heartbeat)
+	defer tick.Stop()
+	id := 0
+	pending := first
+	for {
+		e, ok := sseEvent{}, true
+		if pending != nil {
+			e, pending = *pending, nil
+		} else {
+			select {
+			case e, ok = <-events:
+			case <-tick.C:
+				fmt.Fprintf(w, "event: %s\ndata: {\"elapsedMs\":%d}\n\n", EventHeartbeat, time.Since(startedAt).Milliseconds())
+				if w.Flush() != nil {
+					return
+				}
+				continue
+			}
+		}
+		if !ok {
 			return
 		}
-		tick := time.NewTicker(s.cfg.Heartbeat)
-		defer tick.Stop()
-		id := 0
-		pending := &first
-		for {
-			e, ok := sseEvent{}, true
-			if pending != nil {
-				e, pending = *pending, nil
-			} else {
-				select {
-				case e, ok = <-events:
-				case <-tick.C:
-					fmt.Fprintf(w, "event: %s\ndata: {\"elapsedMs\":%d}\n\n", EventHeartbeat, time.Since(startedAt).Milliseconds())
-					if w.Flush() != nil {
-						return
-					}
-					continue
-				}
-			}
-			if !ok {
-				return
-			}
-			id++
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, e.name, e.data)
-			if w.Flush() != nil {
-				return // client gone: the deferred cancel leaves the scan
-			}
-			if e.status != 0 {
-				status, code = e.status, e.code
-			}
+		id++
+		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, e.name, e.data)
+		if w.Flush() != nil {
+			return // client gone: the caller's deferred cancel leaves the scan
 		}
-	})
+		if e.status != 0 {
+			status, code = e.status, e.code
+		}
+	}
 }
 
 // replay streams a cached result as the live sequence: scan.started (cached),
@@ -298,26 +307,37 @@ type scanRequest struct {
 	URL *string `json:"url"`
 }
 
-func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
+// scanTarget reads a POST body {"url": …} and validates the URL, answering
+// the request itself when it cannot (415, 400). extra is said after the
+// media-type advice (what else the endpoint expects).
+func (s *Server) scanTarget(ctx *fasthttp.RequestCtx, extra string) (string, bool) {
 	if mt, _, _ := mime.ParseMediaType(string(ctx.Request.Header.ContentType())); mt != "application/json" {
-		writeError(ctx, apiErr(415, CodeUnsupportedMedia, "Send the body as JSON with Content-Type: application/json, e.g. {\"url\": \"https://example.com\"}."))
-		return
+		writeError(ctx, apiErr(415, CodeUnsupportedMedia, "Send the body as JSON with Content-Type: application/json, e.g. {\"url\": \"https://example.com\"}"+extra+"."))
+		return "", false
 	}
-	body := ctx.PostBody()
 	var req scanRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil {
 		writeError(ctx, apiErr(400, CodeInvalidJSON, "The body is not valid JSON ("+jsonProblem(err)+"); send {\"url\": \"https://example.com\"}."))
-		return
+		return "", false
 	}
 	if req.URL == nil {
 		writeError(ctx, apiErr(400, CodeMissingURL, "The body must carry url: {\"url\": \"https://example.com\"}."))
-		return
+		return "", false
 	}
 	url, aerr := s.scans.validateURL(*req.URL)
 	if aerr != nil {
 		writeError(ctx, aerr)
+		return "", false
+	}
+	return url, true
+}
+
+func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
+	url, ok := s.scanTarget(ctx, "")
+	if !ok {
 		return
 	}
+	body := ctx.PostBody()
 	s.idempotent(ctx, body, func() { s.finishPost(ctx, url) })
 }
 
