@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentready/agentready/engine/commerce"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"
 )
@@ -274,66 +275,14 @@ var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server met
 		return out, nil
 	}))
 
-// AuthChallenge is one challenge of a WWW-Authenticate header (RFC 9110 §11.6.1).
-type AuthChallenge struct {
-	Scheme  string            // as sent; compare case-insensitively
-	Params  map[string]string // lower-cased names; quoted values unquoted
-	Token68 string
-}
+// AuthChallenge is one challenge of a WWW-Authenticate header (RFC 9110
+// §11.6.1), as the one parser of that grammar reads it (engine/commerce,
+// which also reads MPP's Payment challenges).
+type AuthChallenge = commerce.Challenge
 
-// Caps of ParseChallenges: a header is at most 64 KiB (the transport's
-// limit) but nothing needs more than a few challenges of a few parameters.
-const (
-	maxChallenges      = 16
-	maxChallengeParams = 32
-)
-
-// ParseChallenges reads WWW-Authenticate field values: challenges of the
-// form `scheme [token68 | name=value *(, name=value)]`, several per value,
-// separated by commas. Malformed parts are skipped; the result is bounded.
-func ParseChallenges(values []string) []AuthChallenge {
-	var out []AuthChallenge
-	for _, v := range values {
-		if len(out) == maxChallenges {
-			break
-		}
-		p := &challengeLexer{s: v}
-		var cur *AuthChallenge
-		for {
-			p.skipSpaceAndCommas()
-			if p.done() {
-				break
-			}
-			tok := p.token()
-			if tok == "" {
-				p.skipItem()
-				continue
-			}
-			p.skipSpace()
-			if p.peek() == '=' && cur != nil {
-				p.i++
-				p.skipSpace()
-				val, ok := p.value()
-				if !ok {
-					p.skipItem()
-					continue
-				}
-				name := strings.ToLower(tok)
-				if _, dup := cur.Params[name]; !dup && len(cur.Params) < maxChallengeParams {
-					cur.Params[name] = val
-				}
-				continue
-			}
-			if len(out) == maxChallenges {
-				break
-			}
-			out = append(out, AuthChallenge{Scheme: tok, Params: map[string]string{}})
-			cur = &out[len(out)-1]
-			cur.Token68 = p.token68()
-		}
-	}
-	return out
-}
+// ParseChallenges reads WWW-Authenticate field values (bounded; malformed
+// parts are Problems of their challenge, never a failure).
+func ParseChallenges(values []string) []AuthChallenge { return commerce.ParseChallenges(values) }
 
 // Bearer is the first Bearer challenge, if any.
 func Bearer(cs []AuthChallenge) (AuthChallenge, bool) {
@@ -345,115 +294,6 @@ func Bearer(cs []AuthChallenge) (AuthChallenge, bool) {
 	return AuthChallenge{}, false
 }
 
-type challengeLexer struct {
-	s string
-	i int
-}
-
-func (p *challengeLexer) done() bool { return p.i >= len(p.s) }
-
-func (p *challengeLexer) peek() byte {
-	if p.done() {
-		return 0
-	}
-	return p.s[p.i]
-}
-
-func (p *challengeLexer) skipSpace() {
-	for !p.done() && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
-		p.i++
-	}
-}
-
-func (p *challengeLexer) skipSpaceAndCommas() {
-	for !p.done() && (p.s[p.i] == ' ' || p.s[p.i] == '\t' || p.s[p.i] == ',') {
-		p.i++
-	}
-}
-
-// skipItem drops everything up to the next comma outside a quoted string.
-func (p *challengeLexer) skipItem() {
-	quoted := false
-	for ; !p.done(); p.i++ {
-		switch c := p.s[p.i]; {
-		case quoted && c == '\\':
-			p.i++
-		case c == '"':
-			quoted = !quoted
-		case !quoted && c == ',':
-			return
-		}
-	}
-}
-
-func oauthTchar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-func (p *challengeLexer) token() string {
-	start := p.i
-	for !p.done() && oauthTchar(p.s[p.i]) {
-		p.i++
-	}
-	return p.s[start:p.i]
-}
-
-// token68 reads the token68 that may follow a scheme (`Basic abc==`): a
-// run of token characters and '/', '=' padding, then a comma or the end.
-// Anything else (`realm="x"`) is a parameter, left for the caller.
-func (p *challengeLexer) token68() string {
-	j := p.i
-	for j < len(p.s) && (oauthTchar(p.s[j]) || p.s[j] == '/') {
-		j++
-	}
-	if j == p.i {
-		return ""
-	}
-	k := j
-	for k < len(p.s) && p.s[k] == '=' {
-		k++
-	}
-	e := k
-	for e < len(p.s) && (p.s[e] == ' ' || p.s[e] == '\t') {
-		e++
-	}
-	if e < len(p.s) && p.s[e] != ',' {
-		return ""
-	}
-	t := p.s[p.i:k]
-	p.i = k
-	return t
-}
-
-// value reads a token or a quoted-string.
-func (p *challengeLexer) value() (string, bool) {
-	if p.peek() != '"' {
-		v := p.token()
-		return v, v != ""
-	}
-	p.i++
-	var b strings.Builder
-	for !p.done() {
-		c := p.s[p.i]
-		p.i++
-		switch c {
-		case '\\':
-			if !p.done() {
-				b.WriteByte(p.s[p.i])
-				p.i++
-			}
-		case '"':
-			return b.String(), true
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", false // unterminated
-}
 
 // TokenReply is what a token endpoint answered (RFC 6749 §5.1, §5.2). The
 // access token itself is kept unexported: it is used once and never reported.
