@@ -294,7 +294,6 @@ func Bearer(cs []AuthChallenge) (AuthChallenge, bool) {
 	return AuthChallenge{}, false
 }
 
-
 // TokenReply is what a token endpoint answered (RFC 6749 §5.1, §5.2). The
 // access token itself is kept unexported: it is used once and never reported.
 type TokenReply struct {
