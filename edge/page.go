@@ -52,6 +52,14 @@ type pageReport struct {
 		Complete bool `json:"complete"`
 	} `json:"levels"`
 	Checks []pageCheck `json:"checks"`
+	// Signals are the identity and commerce signals: beside the checks,
+	// never scored.
+	Signals []pageSignal `json:"signals"`
+}
+
+type pageSignal struct {
+	pageCheck
+	Group string `json:"group"`
 }
 
 type pageCheck struct {
@@ -349,7 +357,22 @@ func writeReportBody(b *strings.Builder, base string, rep *pageReport) {
 		b.WriteString("</ul>\n</section>\n")
 	}
 	b.WriteString("</section>\n")
+	writeSignals(b, rep)
 	writeBadges(b, base, rep.URL)
+}
+
+// writeSignals lists the identity and commerce signals under their own
+// heading: opt-in standards, reported but never counted in the score.
+func writeSignals(b *strings.Builder, rep *pageReport) {
+	b.WriteString(`<section class="signals" id="signals" aria-labelledby="signals-h">
+<h2 id="signals-h">Identity and commerce (not scored)</h2>
+<p class="levdesc">Opt-in standards for sites that run agents or sell to them: Web Bot Auth keys, UCP, ACP, AP2 and MPP. An absent document is not applicable, never a failure, and none of these changes the score.</p>
+<ul class="list" id="signal-list">
+`)
+	for _, sg := range rep.Signals {
+		writeCheck(b, sg.pageCheck, "")
+	}
+	b.WriteString("</ul>\n</section>\n")
 }
 
 func writeCheck(b *strings.Builder, c pageCheck, site string) {
@@ -444,6 +467,21 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 			b.WriteString("- **" + c.ID + " " + mdLine(c.Name) + "**: " + w + ". " + mdLine(c.Message))
 			if c.Recommendation != "" && c.Status != "pass" {
 				b.WriteString(" Recommendation: " + mdLine(c.Recommendation))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.Signals) > 0 {
+		b.WriteString("## Identity and commerce (not scored)\n\n")
+		for _, sg := range rep.Signals {
+			w := statusWords[sg.Status]
+			if w == "" {
+				w = "Not applicable"
+			}
+			b.WriteString("- **" + mdLine(sg.Name) + "** (" + sg.Group + "): " + w + ". " + mdLine(sg.Message))
+			if sg.Recommendation != "" && sg.Status != "pass" {
+				b.WriteString(" Recommendation: " + mdLine(sg.Recommendation))
 			}
 			b.WriteString("\n")
 		}

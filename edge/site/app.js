@@ -235,6 +235,15 @@
           // The live region speaks in steps of eight (the bar moves with every
           // check): a screen reader cannot keep up with 48 announcements.
           if (done === total || done % 8 === 0) progress.textContent = done + " of " + total + " checks done.";
+        } else if (name === "signal") {
+          // Identity and commerce signals: listed apart, never in the score.
+          var sl = document.getElementById("signal-list");
+          if (!sl) {
+            sl = el("ul", {"class": "list", id: "signal-list"});
+            result.appendChild(el("section", {"class": "signals", id: "signals", "aria-labelledby": "signals-h"},
+              el("h2", {id: "signals-h", text: "Identity and commerce (not scored)"}), sl));
+          }
+          sl.appendChild(checkItem(d));
         } else if (name === "scan.completed") {
           progress.textContent = d.checks.length + " of " + d.checks.length + " checks done. Score " + d.score.value + " out of 100, grade " + d.score.grade + ".";
           bar.remove();

@@ -97,7 +97,7 @@ func (p *page) axe(what, src string) {
 	}
 }
 
-const allChecksDone = `document.querySelectorAll("#result li.check:not(.pending)").length === 48 && document.getElementById("score-value") !== null && !document.querySelector("#scan button[type=submit]").disabled`
+const allChecksDone = `document.querySelectorAll("#result section.checks li.check:not(.pending)").length === 48 && document.getElementById("score-value") !== null && !document.querySelector("#scan button[type=submit]").disabled`
 
 // The scan page in real Chromium against the real stack (edge + origin) and
 // a loopback fixture site: type the URL and press Enter, watch the 48
@@ -143,8 +143,12 @@ func TestScanPageInBrowser(t *testing.T) {
 	p.do("type the URL and press Enter", chromedp.SendKeys(chromedp.ID("scan-url"), s.URL+"\r"))
 	// The script then swaps in the edge's rendering of this very report.
 	p.poll("48 checks, the score, and the server's rendering", allChecksDone+` && document.getElementById("result").dataset.server === "1"`)
-	if n := value(p, "count checks", chromedp.Evaluate[int](`document.querySelectorAll("#result li.check").length`)); n != 48 {
+	if n := value(p, "count checks", chromedp.Evaluate[int](`document.querySelectorAll("#result section.checks li.check").length`)); n != 48 {
 		p.fatalf("%d checks rendered, want 48", n)
+	}
+	// The identity and commerce signals sit apart from the 48 checks.
+	if n := value(p, "count signals", chromedp.Evaluate[int](`document.querySelectorAll("#result #signals li.check").length`)); n != 5 {
+		p.fatalf("%d signals rendered, want 5", n)
 	}
 	resp, b := get(t, svc.URL+"/api/report?url="+url.QueryEscape(s.URL))
 	var rep report.Result
@@ -244,7 +248,7 @@ func TestScanPageInBrowser(t *testing.T) {
 	}
 	q.do("the shareable URL without JavaScript", chromedp.Navigate(share))
 	plain := value(q, "its score", chromedp.Text(chromedp.ID("score-value")))
-	checks := value(q, "its checks", chromedp.Evaluate[int](`document.querySelectorAll("li.check").length`))
+	checks := value(q, "its checks", chromedp.Evaluate[int](`document.querySelectorAll("section.checks li.check").length`))
 	if plain != score || checks != 48 {
 		q.fatalf("without JavaScript: score %q (want %s), %d checks", plain, score, checks)
 	}

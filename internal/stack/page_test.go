@@ -137,8 +137,19 @@ func TestResultPage(t *testing.T) {
 		t.Errorf("%d failed checks rendered, the report has %d", failed, want)
 	}
 
+	// The identity and commerce signals are listed apart, under their own heading.
+	if !bytes.Contains(b, []byte(`id="signals-h">Identity and commerce (not scored)`)) || len(rep.Signals) == 0 {
+		t.Errorf("no signals section (the report has %d signals)", len(rep.Signals))
+	}
+	for _, sg := range rep.Signals {
+		if !bytes.Contains(b, []byte(`id="check-`+sg.ID+`" data-status="`+string(sg.Status)+`"`)) {
+			t.Errorf("signal %s (%s) is not rendered", sg.ID, sg.Status)
+		}
+	}
+
 	resp, b = get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || !strings.Contains(string(b), "Score **"+strconv.Itoa(rep.Score.Value)+"/100**") || strings.Contains(string(b), "<html") {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || !strings.Contains(string(b), "Score **"+strconv.Itoa(rep.Score.Value)+"/100**") || strings.Contains(string(b), "<html") ||
+		!strings.Contains(string(b), "## Identity and commerce (not scored)") {
 		t.Errorf("markdown report: %q %.300s", resp.Header.Get("Content-Type"), b)
 	}
 	// Page views and report reads spent nothing: only the scan did.
