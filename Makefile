@@ -39,7 +39,7 @@ FUZZ_TARGETS := \
 	./webhook:FuzzVerify \
 	./edge/x402:FuzzDecodePayment
 
-.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-deep screenshots docs fmt clean
+.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-deep screenshots docs fmt clean
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -140,6 +140,11 @@ bench-stack: wasm
 # the paid deep scan beside the free scan on the fixture sites, 100 ms per response (issue 13)
 bench-deep:
 	$(GO) run ./bench/deepbench
+
+# 10,000 monitors due at once on one origin, an interactive client beside them (issue 12);
+# flags pass through, e.g. make bench-monitors MONITORBENCH_FLAGS='-workers 16 -redis redis://127.0.0.1:6379/0'.
+bench-monitors:
+	$(GO) run ./bench/monitorbench $(MONITORBENCH_FLAGS)
 
 bench-repo:
 	$(GO) run ./bench/repobench -files 10000
