@@ -105,6 +105,22 @@ func unanswered(r *fetch.Response, path, what string) (signal.Verdict, bool) {
 	return signal.NA("No " + what + " could be read at " + path + ": " + fetch.Describe(r.Err) + "."), true
 }
 
+// document is the Run of a signal that grades one fetched document: not
+// asked for or unanswered is na, a document cut by the caps is judged by
+// cutDocument, anything else by grade.
+func document(k gather.Key[*fetch.Response], path, what string, grade func(*fetch.Response, time.Time) signal.Verdict) func(gather.Source, time.Time) signal.Verdict {
+	return func(in gather.Source, now time.Time) signal.Verdict {
+		r := gather.Get(in, k)
+		if v, no := unanswered(r, path, what); no {
+			return v
+		}
+		if v, cut := cutDocument(r, path); cut {
+			return v
+		}
+		return grade(r, now)
+	}
+}
+
 var signals = []*Signal{
 	{
 		ID: "webbotauth", Name: "Web Bot Auth key directory", Group: report.GroupIdentity,
@@ -112,17 +128,10 @@ var signals = []*Signal{
 		Rule:     "pass: at least one well-formed public key valid now (Ed25519 or another RFC 9421 algorithm, nbf/exp window open), no private material, no published example key, served as " + webbotauth.MediaType + "; partial: a document that is not a usable JWKS, no key usable now (e.g. every key expired), the wrong media type, an example key from an RFC, or private key material (`d`, RSA primes, an `oct` secret) published, which is reported loudly; na: nothing published (404, 410, another status, an empty body, an HTML soft 404, or no answer at all).",
 		Fix:      "Serve " + webbotauth.Path + " as " + webbotauth.MediaType + ` with {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "<public key, base64url>", "kid": "<RFC 7638 thumbprint>"}]}, public halves only.`,
 		Requires: []gather.AnyKey{gather.BotAuthDir},
-		Run: func(in gather.Source, now time.Time) signal.Verdict {
-			r := gather.Get(in, gather.BotAuthDir)
-			if v, no := unanswered(r, webbotauth.Path, "Web Bot Auth key directory"); no {
-				return v
-			}
-			if v, cut := cutDocument(r, webbotauth.Path); cut {
-				return v
-			}
+		Run: document(gather.BotAuthDir, webbotauth.Path, "Web Bot Auth key directory", func(r *fetch.Response, now time.Time) signal.Verdict {
 			return webbotauth.Grade(webbotauth.Response{URL: r.FinalURL, Status: r.Status, ContentType: r.Header.Get("Content-Type"), Body: r.Body,
 				SignatureInput: r.Header.Get("Signature-Input"), Signature: r.Header.Get("Signature")}, now)
-		},
+		}),
 	},
 	{
 		ID: "ucp", Name: "UCP business profile", Group: report.GroupCommerce,
@@ -130,16 +139,9 @@ var signals = []*Signal{
 		Rule:     "pass: a top-level `ucp` object with a valid version date, services with well-formed endpoints per transport, capabilities named by reverse domain, and no findings; partial: a JSON document that is not a UCP profile (an ACP or x402 document is named as such) or a profile with findings; na: nothing published (404, another status, an empty body, an HTML soft 404, or no answer at all).",
 		Fix:      "Publish a profile at " + commerce.UCPPath + " whose `ucp` object has `version` (YYYY-MM-DD), a `services` map with an endpoint per transport and `capabilities` named by reverse domain (see ucp.dev).",
 		Requires: []gather.AnyKey{gather.UCPProfile},
-		Run: func(in gather.Source, _ time.Time) signal.Verdict {
-			r := gather.Get(in, gather.UCPProfile)
-			if v, no := unanswered(r, commerce.UCPPath, "UCP business profile"); no {
-				return v
-			}
-			if v, cut := cutDocument(r, commerce.UCPPath); cut {
-				return v
-			}
+		Run: document(gather.UCPProfile, commerce.UCPPath, "UCP business profile", func(r *fetch.Response, _ time.Time) signal.Verdict {
 			return commerce.GradeUCP(r.FinalURL, r.Status, r.Header.Get("Content-Type"), r.Body)
-		},
+		}),
 	},
 	{
 		ID: "acp", Name: "ACP discovery document", Group: report.GroupCommerce,
@@ -147,16 +149,9 @@ var signals = []*Signal{
 		Rule:     "pass: the discovery RFC's required members (`protocol.name` \"acp\" with a version, `api_base_url`, `transports`) with `api_base_url` on this site; partial: a pre-specification shape, a document missing required members, an `api_base_url` on another site, or a document of another protocol; na: nothing published (404, another status, an empty body, an HTML soft 404, or no answer at all).",
 		Fix:      "Publish " + commerce.ACPPath + ` with {"protocol": {"name": "acp", "version": "<version>"}, "api_base_url": "https://…", "transports": ["rest"]}.`,
 		Requires: []gather.AnyKey{gather.ACPDocument},
-		Run: func(in gather.Source, _ time.Time) signal.Verdict {
-			r := gather.Get(in, gather.ACPDocument)
-			if v, no := unanswered(r, commerce.ACPPath, "ACP discovery document"); no {
-				return v
-			}
-			if v, cut := cutDocument(r, commerce.ACPPath); cut {
-				return v
-			}
+		Run: document(gather.ACPDocument, commerce.ACPPath, "ACP discovery document", func(r *fetch.Response, _ time.Time) signal.Verdict {
 			return commerce.GradeACP(r.FinalURL, r.Status, r.Header.Get("Content-Type"), r.Body)
-		},
+		}),
 	},
 	{
 		ID: "ap2", Name: "AP2 extension of the A2A agent card", Group: report.GroupCommerce,
