@@ -237,18 +237,7 @@ func patientOrigin(t *testing.T, cfg origin.Config) *testOrigin {
 	st := embedded(t)
 	cfg.AllowPrivate, cfg.Workers = true, 1
 	sc := engine.New(engine.Options{Deadline: time.Minute, Fetch: fetch.Config{RequestTimeout: time.Minute, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
-	srv := origin.New(cfg, st, sc)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return &testOrigin{URL: "http://" + ln.Addr().String(), srv: srv, store: st}
+	return serveOrigin(t, cfg, st, sc)
 }
 
 // busyWorker occupies the origin's only worker (Config.Workers 1) with a scan

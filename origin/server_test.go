@@ -51,6 +51,12 @@ func startOrigin(t *testing.T, cfg origin.Config, st store.Backend) *testOrigin 
 	}
 	cfg.AllowPrivate = true
 	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	return serveOrigin(t, cfg, st, sc)
+}
+
+// serveOrigin runs an origin over st and sc on a loopback port until the test ends.
+func serveOrigin(t *testing.T, cfg origin.Config, st store.Backend, sc *engine.Scanner) *testOrigin {
+	t.Helper()
 	srv := origin.New(cfg, st, sc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
