@@ -10,8 +10,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
@@ -44,9 +42,7 @@ func main() {
 			os.Exit(2)
 		}
 		site := benchkit.Must(fixture.Start(dir, fixture.WithDelay(100*time.Millisecond), fixture.WithTLS()))
-		pool := x509.NewCertPool()
-		pool.AddCert(site.Certificate())
-		sc := engine.New(engine.Options{Fetch: fetch.Config{TLS: &tls.Config{RootCAs: pool}, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+		sc := benchkit.LoopbackScanner(site, fetch.Config{})
 		free := measure(*runs, func() (*engine.Stats, error) {
 			_, st, err := sc.ScanWithStats(context.Background(), site.URL, nil)
 			return st, err

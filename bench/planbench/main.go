@@ -12,8 +12,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
@@ -43,9 +41,7 @@ func main() {
 			os.Exit(2)
 		}
 		site := benchkit.Must(fixture.Start(dir, fixture.WithDelay(100*time.Millisecond), fixture.WithTLS()))
-		pool := x509.NewCertPool()
-		pool.AddCert(site.Certificate())
-		sc := engine.New(engine.Options{Fetch: fetch.Config{TLS: &tls.Config{RootCAs: pool}, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+		sc := benchkit.LoopbackScanner(site, fetch.Config{})
 		var walls []time.Duration
 		var st *engine.Stats
 		for range *runs {

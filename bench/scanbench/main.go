@@ -13,8 +13,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
@@ -43,9 +41,7 @@ func scanner() *engine.Scanner {
 
 // tlsScanner trusts the fixture's httptest certificate.
 func tlsScanner(site *fixture.Site) *engine.Scanner {
-	pool := x509.NewCertPool()
-	pool.AddCert(site.Certificate())
-	return engine.New(engine.Options{Fetch: fetch.Config{PerHost: *perHost, TLS: &tls.Config{RootCAs: pool}, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	return benchkit.LoopbackScanner(site, fetch.Config{PerHost: *perHost})
 }
 
 // latencyRows scans the peer and full fixture sites with 100 ms added to every
