@@ -26,11 +26,10 @@ type Gateway struct {
 	// failure the caller can act on is a *Refusal; the payment is then not
 	// settled.
 	Scan func(ctx context.Context, url string, progress func(engine.Event)) ([]byte, error)
-	// Lease is how long a payment being served stays with its origin before
-	// a retry may take it over (the deep scan's deadline plus settling).
+	// Lease is how long a payment being served stays with its origin after
+	// its last renewal (renewed while it is served) before a retry may take
+	// it over.
 	Lease time.Duration
-	// RecordTTL is how long a served payment answers its retries (7 days).
-	RecordTTL time.Duration
 
 	mu         sync.Mutex
 	feePayer   string
@@ -64,6 +63,9 @@ type Request struct {
 
 const recordScope = "x402-payment"
 
+// recordTTL is how long a served payment answers its retries.
+const recordTTL = 7 * 24 * time.Hour
+
 // requirement is what the gateway asks for, with the facilitator's fee
 // payer (cached for ten minutes: it changes when the facilitator rotates it).
 func (g *Gateway) requirement(ctx context.Context) (x402.Config, error) {
@@ -72,33 +74,26 @@ func (g *Gateway) requirement(ctx context.Context) (x402.Config, error) {
 		return cfg, nil
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.feePayer != "" && time.Since(g.feePayerAt) < 10*time.Minute {
-		cfg.FeePayer = g.feePayer
+	fp, fresh := g.feePayer, time.Since(g.feePayerAt) < 10*time.Minute
+	g.mu.Unlock()
+	if fp != "" && fresh {
+		cfg.FeePayer = fp
 		return cfg, nil
 	}
+	// Not under the lock: a slow facilitator must not queue every 402 behind
+	// one lookup (concurrent lookups just ask twice).
 	sup, err := g.Facilitator.Supported(ctx)
 	if err != nil {
 		return cfg, err
 	}
-	fp := sup.FeePayer(cfg.NetworkID())
-	if fp == "" {
+	if fp = sup.FeePayer(cfg.NetworkID()); fp == "" {
 		return cfg, fmt.Errorf("%w: it does not take exact payments on %s", ErrUnavailable, cfg.NetworkID())
 	}
+	g.mu.Lock()
 	g.feePayer, g.feePayerAt = fp, time.Now()
+	g.mu.Unlock()
 	cfg.FeePayer = fp
 	return cfg, nil
-}
-
-func envelope(code apierr.Code, msg string, extra map[string]any) []byte {
-	m := map[string]any{}
-	for k, v := range extra {
-		m[k] = v
-	}
-	e := apierr.New(code, msg)
-	m["error"], m["code"], m["message"], m["docs"] = e.Error, e.Code, e.Message, e.Docs
-	b, _ := json.Marshal(m)
-	return b
 }
 
 func refused(r *Refusal) Answer {
@@ -106,7 +101,7 @@ func refused(r *Refusal) Answer {
 	if r.RetryAfter > 0 {
 		h["Retry-After"] = fmt.Sprint(r.RetryAfter)
 	}
-	return Answer{Status: r.Status, Header: h, Body: envelope(r.Code, r.Message, nil)}
+	return Answer{Status: r.Status, Header: h, Body: apierr.New(r.Code, r.Message).JSON()}
 }
 
 // paymentRequired is the 402: the v2 requirements in PAYMENT-REQUIRED, the
@@ -123,12 +118,11 @@ func paymentRequired(cfg x402.Config, base, reason, msg string) Answer {
 	if reason != "" {
 		code = apierr.PaymentInvalid
 	}
-	body := envelope(code, msg, map[string]any{"x402Version": v1.X402Version, "accepts": v1.Accepts, "reason": reason})
-	// The x402 v1 body's error is the reason; the envelope's is its title.
-	var m map[string]any
-	_ = json.Unmarshal(body, &m)
-	m["error"] = x402Reason
-	body, _ = json.Marshal(m)
+	e := apierr.New(code, msg)
+	// One body for both readers: the x402 v1 body (its error is the reason)
+	// and the envelope's other members.
+	body, _ := json.Marshal(map[string]any{"x402Version": v1.X402Version, "accepts": v1.Accepts, "reason": reason,
+		"error": x402Reason, "code": e.Code, "message": e.Message, "docs": e.Docs})
 	return Answer{Status: 402, Body: body, Header: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store",
 		x402.HeaderRequired: req.Header()}}
 }
@@ -269,24 +263,45 @@ func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 		}
 		return nil, a
 	}
-	release := func() {
-		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_ = g.Records.Release(bg, claim)
-	}
-
+	purchase := &Purchase{g: g, r: r, version: p.X402Version, raw: raw, requirements: requirements, claim: claim, cfg: cfg}
 	v, err := g.Facilitator.Verify(ctx, p.X402Version, raw, requirements)
 	if err != nil {
-		release()
+		purchase.release(ctx)
 		return nil, unavailable(err)
 	}
 	if !v.IsValid {
-		release()
+		purchase.release(ctx)
 		reason := reasonOf(v.InvalidReason, "invalid_payload")
 		return nil, paymentRequired(cfg, r.Base, reason, "The facilitator refused the payment ("+reason+"); nothing was charged. Fix the payment and send it again.")
 	}
+	return purchase, Answer{}
+}
 
-	return &Purchase{g: g, r: r, version: p.X402Version, raw: raw, requirements: requirements, claim: claim, cfg: cfg}, Answer{}
+// renew keeps the purchase's record claimed until stop is called.
+func (p *Purchase) renew(ctx context.Context) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(p.g.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.g.Lease/3)
+				err := p.g.Records.Renew(rctx, p.claim, p.g.Lease)
+				cancel()
+				if errors.Is(err, store.ErrLeaseLost) {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished // no renewal lands after Complete or Release
+	}
 }
 
 func (p *Purchase) release(ctx context.Context) {
@@ -301,8 +316,13 @@ func (p *Purchase) release(ctx context.Context) {
 func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answer {
 	g, r, raw, requirements, cfg := p.g, p.r, p.raw, p.requirements, p.cfg
 	release := func() { p.release(ctx) }
+	// The record stays with this origin while it serves the payment, however
+	// long the scan waits for a worker: a retry of the same payment waits for
+	// this answer instead of buying a second scan.
+	stopRenewing := p.renew(ctx)
 	report, err := g.Scan(ctx, r.URL, progress)
 	if err != nil {
+		stopRenewing()
 		release() // not settled: the same payment may be sent again
 		var ref *Refusal
 		if errors.As(err, &ref) {
@@ -313,6 +333,7 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 	}
 
 	s, err := g.Facilitator.Settle(ctx, p.version, raw, requirements)
+	stopRenewing()
 	if err != nil {
 		release()
 		return unavailable(err)
@@ -336,13 +357,7 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 	// (the store down) would let a retry of this payment be verified and
 	// settled again; the facilitator refuses a transaction settled once, so
 	// the retry gets a 402, never a second charge.
-	_ = g.Records.Complete(bg, p.claim, rec, g.recordTTL())
+	_ = g.Records.Complete(bg, p.claim, rec, recordTTL)
 	return a
 }
 
-func (g *Gateway) recordTTL() time.Duration {
-	if g.RecordTTL <= 0 {
-		return 7 * 24 * time.Hour
-	}
-	return g.RecordTTL
-}
