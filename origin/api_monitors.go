@@ -106,7 +106,7 @@ func monitorError(ctx *fasthttp.RequestCtx, err error) {
 	case errors.As(err, &me):
 		writeError(ctx, apiErr(me.Code.Status(), me.Code, me.Message))
 	case errors.Is(err, store.ErrNotFound):
-		writeError(ctx, apiErr(404, CodeNotFound, "No such monitor (or delivery, or report) for this caller: check the id; a monitor created with an API key or token is visible only with it, and reports are kept 25 hours."))
+		writeError(ctx, apiErr(404, CodeNotFound, "No such monitor (or delivery, or report) for this caller: check the id; a monitor created with an API key or token is visible only with it, and reports are kept until after the last retry of their events (29 hours by default)."))
 	case errors.Is(err, store.ErrUnavailable):
 		writeError(ctx, stateUnavailable(err))
 	default:
@@ -272,7 +272,8 @@ func (s *Server) listDeliveries(ctx *fasthttp.RequestCtx, id string, _ []string)
 		monitorError(ctx, err)
 		return
 	}
-	page := make([]map[string]any, 0, limit)
+	page := make([]any, 0, limit)
+	pageIDs := make([]string, 0, limit)
 	next := ""
 	skipping := after != ""
 	for _, d := range all {
@@ -284,12 +285,19 @@ func (s *Server) listDeliveries(ctx *fasthttp.RequestCtx, id string, _ []string)
 			continue
 		}
 		if len(page) == limit {
-			next = base64.RawURLEncoding.EncodeToString([]byte(page[len(page)-1]["id"].(string)))
+			next = base64.RawURLEncoding.EncodeToString([]byte(pageIDs[len(pageIDs)-1]))
 			break
 		}
 		page = append(page, project(viewDelivery(d), fields))
+		pageIDs = append(pageIDs, d.ID)
 	}
 	out := map[string]any{"monitor_id": id, "deliveries": page, "next_cursor": nil}
+	if skipping {
+		// The cursor's delivery is no longer kept (trimmed or expired): an
+		// empty last page would read as the end of the list.
+		writeError(ctx, apiErr(400, CodeBadRequest, "cursor names a delivery that is no longer kept (only the newest "+strconv.Itoa(store.KeptDeliveries)+" are, for a week); list again without cursor."))
+		return
+	}
 	if next != "" {
 		out["next_cursor"] = next
 	}
@@ -297,13 +305,13 @@ func (s *Server) listDeliveries(ctx *fasthttp.RequestCtx, id string, _ []string)
 }
 
 // project keeps only fields (and id) of a delivery; all of it when fields is empty.
-func project(v deliveryView, fields []string) map[string]any {
+func project(v deliveryView, fields []string) any {
+	if len(fields) == 0 {
+		return v
+	}
 	b, _ := json.Marshal(v)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
-	if len(fields) == 0 {
-		return m
-	}
 	out := map[string]any{"id": m["id"]}
 	for _, f := range fields {
 		if x, ok := m[f]; ok {

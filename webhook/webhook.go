@@ -69,7 +69,7 @@ type Data struct {
 	Level        int       `json:"level"`
 	LevelName    string    `json:"level_name"`
 	Previous     *Previous `json:"previous"`      // null on the first scan of a monitor (the baseline)
-	ReportURL    string    `json:"report_url"`    // the full report this event describes (kept 25 h)
+	ReportURL    string    `json:"report_url"`    // the full report this event describes (kept past the last retry: 29 h by default)
 	ScheduledFor time.Time `json:"scheduled_for"` // the scheduled run this event comes from
 }
 

@@ -86,7 +86,7 @@ var MonitorEndpoints = []Endpoint{
 	{"POST", "/api/monitors/{id}/test", "Send a signed sample delivery now and answer how the receiver took it."},
 	{"GET", "/api/monitors/{id}/deliveries", "List recent deliveries, newest first (?limit=1..100)."},
 	{"POST", "/api/monitors/{id}/deliveries/{delivery_id}/redeliver", "Queue a past delivery again with the same webhook-id."},
-	{"GET", "/api/monitors/{id}/reports/{report_id}", "The full scan report an event's report_url points to (kept 25 hours)."},
+	{"GET", "/api/monitors/{id}/reports/{report_id}", "The full scan report an event's report_url points to (kept past the last retry of its events)."},
 }
 
 // monitorInstructions is the part of the server's instructions that sends

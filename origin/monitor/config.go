@@ -23,7 +23,7 @@ type Config struct {
 	Jitter       float64               // ± this fraction on each wait (0.2)
 	Timeout      time.Duration         // one delivery attempt, connect to answer (10 s)
 	MaxFailures  int                   // scheduled deliveries in a row failing their first attempt before the monitor is disabled (10)
-	ReportTTL    time.Duration         // how long a run's report_url answers (25 h: past the last retry)
+	ReportTTL    time.Duration         // how long a run's report_url answers (the retry schedule at its longest jitter, plus an hour: 29 h by default)
 	AllowPrivate bool                  // callbacks and targets on loopback/private addresses, and http callbacks (local testing only)
 	Now          func() time.Time
 }
@@ -41,14 +41,14 @@ func (c *Config) defaults() {
 	if c.MaxCadence <= 0 {
 		c.MaxCadence = 30 * 24 * time.Hour
 	}
-	max := make(map[identity.Tier]int, len(DefaultMaxPerTier))
+	perTier := make(map[identity.Tier]int, len(DefaultMaxPerTier))
 	for t, n := range DefaultMaxPerTier {
-		max[t] = n
+		perTier[t] = n
 	}
 	for t, n := range c.MaxPerTier { // given tiers override; 0 means none allowed
-		max[t] = n
+		perTier[t] = n
 	}
-	c.MaxPerTier = max
+	c.MaxPerTier = perTier
 	if c.Workers <= 0 {
 		c.Workers = 8
 	}
@@ -74,7 +74,12 @@ func (c *Config) defaults() {
 		c.MaxFailures = 10
 	}
 	if c.ReportTTL <= 0 {
-		c.ReportTTL = 25 * time.Hour
+		// A report must outlive the last retry of the events that link to it.
+		var total time.Duration
+		for _, d := range c.Retries {
+			total += d
+		}
+		c.ReportTTL = time.Duration(float64(total)*(1+max(c.Jitter, 0))) + time.Hour
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -82,13 +82,15 @@ func (s *Service) claimRuns(ctx context.Context, free int) []job {
 	return jobs
 }
 
-// nextRun keeps a monitor on its cadence: the slot after due, unless the
-// schedule fell more than a whole cadence behind (the service was down),
-// when the missed slots are coalesced into one run now.
+// nextRun keeps a monitor on its cadence: the slot after due (a run late by
+// less than a cadence still gets its next slot, at once if it has passed),
+// unless the schedule fell more than a whole cadence behind (the service
+// was down): the run just done then stands for every missed slot, and the
+// next is the first slot after now.
 func nextRun(due time.Time, interval time.Duration, now time.Time) time.Time {
 	next := due.Add(interval)
-	if behind := now.Sub(next); behind > interval {
-		next = next.Add(behind / interval * interval)
+	if now.Sub(next) > interval {
+		next = due.Add((now.Sub(due)/interval + 1) * interval)
 	}
 	return next
 }

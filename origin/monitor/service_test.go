@@ -143,7 +143,7 @@ func TestNextRun(t *testing.T) {
 	}{
 		{due.Add(time.Second), due.Add(time.Hour)},                   // on time
 		{due.Add(90 * time.Minute), due.Add(time.Hour)},              // late by less than a cadence past the next slot: no slot skipped
-		{due.Add(5*time.Hour + time.Minute), due.Add(5 * time.Hour)}, // down for hours: one catch-up run now, on the cadence's phase
+		{due.Add(5*time.Hour + time.Minute), due.Add(6 * time.Hour)}, // down for hours: this run stands for the missed ones; the next slot after now, on the cadence's phase
 	} {
 		if got := nextRun(due, time.Hour, c.now); !got.Equal(c.want) {
 			t.Errorf("now %s: next %s, want %s", c.now.Format(time.TimeOnly), got.Format(time.TimeOnly), c.want.Format(time.TimeOnly))

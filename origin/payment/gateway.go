@@ -360,4 +360,3 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 	_ = g.Records.Complete(bg, p.claim, rec, recordTTL)
 	return a
 }
-

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -265,7 +264,7 @@ func (s monitors) Get(ctx context.Context, id string) (Monitor, error) {
 	}
 	// While a run is claimed its schedule entry holds the lease's end, not
 	// a next run: say it is running instead.
-	m.Running = lease[0] != nil && !strings.HasPrefix(string(lease[0]), releasedLease+"|")
+	m.Running = leaseHeld(lease[0])
 	if !m.Delivery.Disabled && !m.Running {
 		if at, ok, err := s.t.zscore(ctx, setRuns, id); err != nil {
 			return m, err
@@ -593,7 +592,7 @@ func (s monitors) Redeliver(ctx context.Context, monitorID, deliveryID string, a
 		if vals[0] == nil || json.Unmarshal(vals[0], &d) != nil || d.MonitorID != monitorID {
 			return Delivery{}, ErrNotFound
 		}
-		if vals[1] != nil && !strings.HasPrefix(string(vals[1]), releasedLease+"|") {
+		if leaseHeld(vals[1]) {
 			return Delivery{}, ErrInFlight
 		}
 		d.Status, d.NextAttempt, d.Scheduled = DeliveryPending, at.UTC(), false

@@ -48,6 +48,11 @@ type dueMember struct {
 // the due time for the next claim.
 const releasedLease = "released"
 
+// leaseHeld: a lease value someone holds (not absent, not handed back).
+func leaseHeld(v []byte) bool {
+	return v != nil && !strings.HasPrefix(string(v), releasedLease+"|")
+}
+
 // leaseDue reads the due time a lease value carries.
 func leaseDue(v string) (int64, bool) {
 	i := strings.LastIndexByte(v, '|')

@@ -240,7 +240,7 @@ func releaseDeadClaims(db *bolt.DB) error {
 		}
 		for _, l := range dead {
 			set, member, ok := leaseOwner(string(l.key))
-			if !ok || strings.HasPrefix(string(l.val), releasedLease+"|") {
+			if !ok || !leaseHeld(l.val) {
 				continue
 			}
 			// Due again now; the lease is marked handed back so the next
