@@ -291,5 +291,5 @@ func TestThreeOriginsOneRedisKill9(t *testing.T) {
 	t.Logf("crash windows: %v; each scanned again only after its lease; %d cut mid-homepage by the kill (%d of the %d seen on %s just before it); latest run finished %s after its slot",
 		total.why, takenOver, heldCut, len(held), victim.name, total.maxLate.Round(time.Millisecond))
 	t.Logf("wall time %s; %s", time.Since(began).Round(time.Millisecond), used.since())
-	skipIfMoved(t, total, "its lease's end")
+	failIfMoved(t, total, "its lease's end")
 }
