@@ -26,10 +26,7 @@ func (s *Server) newGateway(sc *engine.Scanner) *payment.Gateway {
 		opts.Renderer = s.cfg.Browser.Renderer()
 		deep = engine.New(opts)
 	}
-	fac := s.cfg.FacilitatorURL
-	if fac == "" {
-		fac = payment.DefaultFacilitator
-	}
+	fac := payment.FacilitatorOrDefault(s.cfg.FacilitatorURL)
 	return &payment.Gateway{
 		Pay:         s.cfg.Payment,
 		Facilitator: payment.NewFacilitator(fac, s.cfg.AllowPrivate || s.cfg.FacilitatorPrivate, 0),
@@ -51,11 +48,7 @@ type PaymentMode struct {
 
 // PaymentConfig is how the gateway takes payment, for the operator's log.
 func (s *Server) PaymentConfig() PaymentMode {
-	f := s.cfg.FacilitatorURL
-	if f == "" {
-		f = payment.DefaultFacilitator
-	}
-	return PaymentMode{s.cfg.Payment, f}
+	return PaymentMode{s.cfg.Payment, payment.FacilitatorOrDefault(s.cfg.FacilitatorURL)}
 }
 
 // deepScan runs one deep scan with a scan worker, then, when a browser is

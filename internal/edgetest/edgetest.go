@@ -40,6 +40,7 @@ const (
 	OtherKeys = "k1:ffffffffffffffffffffffffffffffff"
 	APIKey    = "ar_test_key_0123456789"
 	PayTo     = "AgentreadyTestPayee11111111111111111111111"
+	FeePayer  = "AgentreadyTestFeePayer111111111111111111111"
 )
 
 // Env is the configuration every started service gets.
@@ -53,6 +54,8 @@ func Env() map[string]string {
 		"AGENTREADY_KEY_DAILY":          "50",
 		"AGENTREADY_TOKEN_MINTS_HOURLY": "4",
 		"AGENTREADY_PAYTO":              PayTo,
+		// Given, so that no stack asks a real facilitator for it at start.
+		"AGENTREADY_FEE_PAYER": FeePayer,
 	}
 }
 

@@ -99,14 +99,10 @@ type Stack struct {
 }
 
 // feePayer asks the configured facilitator for its Solana fee payer ("" when it does not answer in 3 s).
-func feePayer(o Options, network string) string {
-	url := o.Env("AGENTREADY_FACILITATOR_URL")
-	if url == "" {
-		url = payment.DefaultFacilitator
-	}
+func feePayer(url string, allowPrivate bool, network string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	f := payment.NewFacilitator(url, o.AllowPrivate || o.Env("AGENTREADY_FACILITATOR_PRIVATE") == "1", 3*time.Second)
+	f := payment.NewFacilitator(url, allowPrivate, 3*time.Second)
 	sup, err := f.Supported(ctx)
 	if err != nil {
 		return ""
@@ -150,12 +146,19 @@ func Start(o Options) (*Stack, error) {
 		return nil, err
 	}
 	edgeEnvExtra, feeMissing := map[string]string{}, false
+	// The origin's gateway gets the operator's settings as they are: it asks
+	// the facilitator for the fee payer itself (and again when it rotates).
+	originPayment := cfg.Payment
+	if o.Origin.FacilitatorURL == "" {
+		o.Origin.FacilitatorURL = payment.FacilitatorOrDefault(o.Env("AGENTREADY_FACILITATOR_URL"))
+	}
+	o.Origin.FacilitatorPrivate = o.Origin.FacilitatorPrivate || o.Env("AGENTREADY_FACILITATOR_PRIVATE") == "1"
 	if cfg.Payment.PayTo != "" && cfg.Payment.FeePayer == "" {
 		// Solana clients cannot build a payment without the facilitator's
 		// fee payer, and the edge (which cannot reach the facilitator from
 		// WebAssembly) puts it in its 402s only when it is configured: ask
 		// the facilitator once now. The gateway asks again for its own 402s.
-		cfg.Payment.FeePayer = feePayer(o, cfg.Payment.NetworkID())
+		cfg.Payment.FeePayer = feePayer(o.Origin.FacilitatorURL, o.AllowPrivate || o.Origin.FacilitatorPrivate, cfg.Payment.NetworkID())
 		feeMissing = cfg.Payment.FeePayer == ""
 	}
 	st := &Stack{feePayerMissing: feeMissing}
@@ -184,14 +187,10 @@ func Start(o Options) (*Stack, error) {
 	o.Origin.EdgeSecret = cfg.IdentitySecret
 	o.Origin.TokenKeys = cfg.TokenKeys
 	o.Origin.Allowances = cfg.Allowances
-	o.Origin.Payment = cfg.Payment
+	o.Origin.Payment = originPayment
 	if cfg.Payment.FeePayer != "" && o.Env("AGENTREADY_FEE_PAYER") == "" {
 		edgeEnvExtra["AGENTREADY_FEE_PAYER"] = cfg.Payment.FeePayer
 	}
-	if o.Origin.FacilitatorURL == "" {
-		o.Origin.FacilitatorURL = o.Env("AGENTREADY_FACILITATOR_URL")
-	}
-	o.Origin.FacilitatorPrivate = o.Origin.FacilitatorPrivate || o.Env("AGENTREADY_FACILITATOR_PRIVATE") == "1"
 	o.Origin.MaxConnsPerIP = -1 // its only client is the edge below, on loopback
 	if o.Origin.BaseURL == "" {
 		o.Origin.BaseURL = cfg.BaseURL

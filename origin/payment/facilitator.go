@@ -18,6 +18,14 @@ import (
 // DefaultFacilitator is the public x402 facilitator the official SDKs default to.
 const DefaultFacilitator = "https://x402.org/facilitator"
 
+// FacilitatorOrDefault is url, or DefaultFacilitator when none is configured.
+func FacilitatorOrDefault(url string) string {
+	if url == "" {
+		return DefaultFacilitator
+	}
+	return url
+}
+
 // Facilitator is a client of an x402 facilitator's HTTP API. It dials through
 // the scanner's address guard like everything else that reaches out.
 type Facilitator struct {
