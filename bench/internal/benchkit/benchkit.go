@@ -28,9 +28,14 @@ func Must[T any](v T, err error) T {
 // Header prints the measurement line (date, platform, Go; note appended) and
 // the head of the results table that docs/benchmarks.md takes verbatim.
 func Header(note string) {
-	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s%s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), note)
+	Measured(note)
 	fmt.Println("| measurement | budget | result |")
 	fmt.Println("|---|---|---|")
+}
+
+// Measured prints the measurement line alone, for a program with a table of its own.
+func Measured(note string) {
+	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s%s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), note)
 }
 
 // Pct is the p-th percentile (0–1) of d; it sorts d.
