@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -93,11 +92,7 @@ func (s *Server) scanGateway(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	base := s.baseURL(ctx)
-	stream, aerr := wantsStream(ctx)
-	if aerr != nil {
-		writeError(ctx, aerr)
-		return
-	}
+	stream := wantsStream(ctx)
 	// Not ctx: fasthttp recycles it while a stream may still run.
 	rctx, cancel := context.WithCancel(context.WithValue(s.base, baseKey{}, base))
 	purchase, done := s.gateway.Begin(rctx, payment.Request{URL: target, Base: base,
@@ -126,9 +121,9 @@ func writeAnswer(ctx *fasthttp.RequestCtx, a payment.Answer) {
 
 // wantsStream: the gateway answers a verified purchase as Server-Sent
 // Events when the caller accepts only text/event-stream or prefers it.
-func wantsStream(ctx *fasthttp.RequestCtx) (bool, *APIError) {
+func wantsStream(ctx *fasthttp.RequestCtx) bool {
 	acc := string(ctx.Request.Header.Peek("Accept"))
-	return strings.Contains(acc, "text/event-stream") && !strings.Contains(acc, "application/json"), nil
+	return strings.Contains(acc, "text/event-stream") && !strings.Contains(acc, "application/json")
 }
 
 // streamPurchase runs a verified purchase as a stream: scan.started, every
@@ -162,7 +157,11 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 			}
 		})
 		if a.Status != 200 {
-			send(sseEvent{name: EventError, data: a.Body, status: a.Status})
+			var e struct {
+				Code string `json:"code"`
+			}
+			_ = json.Unmarshal(a.Body, &e) // the refusal's envelope: its code goes to the audit log
+			send(sseEvent{name: EventError, data: a.Body, status: a.Status, code: e.Code})
 			return
 		}
 		for _, h := range []string{x402.HeaderResponse, x402.HeaderResponseV1} {
@@ -179,11 +178,11 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 	ctx.Response.Header.Set("X-Accel-Buffering", "no")
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer cancel()
-		status := statusClientGone
+		status, code := statusClientGone, "client_gone"
 		defer func() {
 			s.m.request(x402.GatewayPath, status)
-			s.audit(caller, "scan.deep", target, strconv.Itoa(status))
+			s.audit(caller, "scan.deep", target, streamOutcome(status, code))
 		}()
-		status, _ = s.pumpEvents(w, events, nil)
+		status, code = s.pumpEvents(w, events, nil)
 	})
 }

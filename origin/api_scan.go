@@ -229,14 +229,19 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 		status, code := statusClientGone, "client_gone"
 		defer func() {
 			s.m.request("/api/scan", status)
-			out := strconv.Itoa(status)
-			if code != "" {
-				out += " " + code
-			}
-			s.audit(caller, "scan", url, out)
+			s.audit(caller, "scan", url, streamOutcome(status, code))
 		}()
 		status, code = s.pumpEvents(w, events, &first)
 	})
+}
+
+// streamOutcome is a stream's outcome for the audit log: the status the
+// client was last told, and its error code.
+func streamOutcome(status int, code string) string {
+	if code == "" {
+		return strconv.Itoa(status)
+	}
+	return strconv.Itoa(status) + " " + code
 }
 
 // pumpEvents writes a stream's events (first, when set, then the channel's

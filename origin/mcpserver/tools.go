@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/agentcard"
 	"github.com/agentready/agentready/engine/checks"
@@ -500,7 +501,7 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 	case status == http.StatusPaymentRequired:
 		// The v2 PaymentRequired, as the transport spec puts it: the same
 		// object the HTTP gateway sends base64 in PAYMENT-REQUIRED.
-		raw, err := base64.StdEncoding.DecodeString(header["PAYMENT-REQUIRED"])
+		raw, err := base64.StdEncoding.DecodeString(header[x402.HeaderRequired])
 		if err != nil {
 			return nil, nil, &ToolError{"the gateway's payment requirements could not be read"}
 		}
@@ -531,7 +532,7 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 		return nil, nil, &ToolError{"the deep report could not be decoded"}
 	}
 	out := &mcp.CallToolResult{}
-	for _, h := range []string{"PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"} {
+	for _, h := range []string{x402.HeaderResponse, x402.HeaderResponseV1} {
 		if v := header[h]; v != "" {
 			if raw, err := base64.StdEncoding.DecodeString(v); err == nil {
 				var settled map[string]any
