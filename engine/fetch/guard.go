@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -388,4 +389,25 @@ func numericHost(host string) bool {
 		}
 	}
 	return true
+}
+
+// GuardedClient is an HTTP client for calls made on a user's behalf outside
+// a scan (webhook deliveries, the payment facilitator): every dial checked
+// by policy, no proxy (it would dial past the guard), redirects not
+// followed, and timeout bounding the whole call as well as the TLS
+// handshake and the wait for the response headers.
+func GuardedClient(policy AddressPolicy, timeout time.Duration, idlePerHost int) *http.Client {
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:           GuardedDial(policy.CheckAddrPort, nil, timeout),
+			Proxy:                 nil,
+			TLSHandshakeTimeout:   timeout,
+			ResponseHeaderTimeout: timeout,
+			MaxIdleConnsPerHost:   idlePerHost,
+			IdleConnTimeout:       30 * time.Second,
+			ForceAttemptHTTP2:     true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }

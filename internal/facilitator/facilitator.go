@@ -2,11 +2,12 @@
 // the facilitator HTTP API (GET /supported, POST /verify, POST /settle) as
 // the x402 specification defines it, over payments whose "transaction" is a
 // readable test token instead of a signed Solana transaction. It checks
-// what a real facilitator checks that the gateway relies on (the payment's
-// amount, asset, payee and network against the requirements sent with it,
-// and that a transaction settles once), records every call, and can be told
-// to fail or stall, so the gateway's handling of each case is testable on
-// loopback without a chain.
+// what a real facilitator checks that the gateway relies on (the
+// transaction's amount and payee against the requirements sent with it, the
+// scheme, and that a transaction settles once; the token carries no asset
+// or network, so those are the gateway's own checks), records every call,
+// and can be told to fail or stall, so the gateway's handling of each case
+// is testable on loopback without a chain.
 package facilitator
 
 import (
@@ -83,11 +84,7 @@ type requirement struct {
 }
 
 type payload struct {
-	X402Version int    `json:"x402Version"`
-	Scheme      string `json:"scheme"`
-	Network     string `json:"network"`
-	Accepted    *requirement
-	Payload     struct {
+	Payload struct {
 		Transaction string `json:"transaction"`
 	} `json:"payload"`
 }

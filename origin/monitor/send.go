@@ -30,20 +30,7 @@ func newSender(cfg Config) *sender {
 	// Receivers listen on any port (8443, 3000 behind a tunnel…); the
 	// address rules are what keep deliveries off internal networks.
 	policy := fetch.AddressPolicy{AllowPrivate: cfg.AllowPrivate, AllowAnyPort: true}
-	tr := &http.Transport{
-		DialContext:           fetch.GuardedDial(policy.CheckAddrPort, nil, cfg.Timeout),
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       30 * time.Second,
-		ForceAttemptHTTP2:     true,
-		Proxy:                 nil, // a proxy would dial for us, past the guard
-	}
-	return &sender{policy: policy, timeout: cfg.Timeout, client: &http.Client{
-		Transport:     tr,
-		Timeout:       cfg.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &sender{policy: policy, timeout: cfg.Timeout, client: fetch.GuardedClient(policy, cfg.Timeout, 4)}
 }
 
 type outcome struct {

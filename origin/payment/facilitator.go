@@ -41,12 +41,7 @@ func NewFacilitator(base string, allowPrivate bool, timeout time.Duration) *Faci
 		timeout = 10 * time.Second
 	}
 	policy := fetch.AddressPolicy{AllowPrivate: allowPrivate, AllowAnyPort: true}
-	return &Facilitator{base: strings.TrimSuffix(base, "/"), c: &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{DialContext: fetch.GuardedDial(policy.CheckAddrPort, nil, timeout), Proxy: nil,
-			TLSHandshakeTimeout: timeout, ResponseHeaderTimeout: timeout, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 8},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Facilitator{base: strings.TrimSuffix(base, "/"), c: fetch.GuardedClient(policy, timeout, 8)}
 }
 
 // ErrUnavailable is a facilitator that did not answer usefully (timeout,
