@@ -44,16 +44,19 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// appendHeader frames h's fields, leaving out the header named skip (none
+// when skip is empty). A field with an empty name is framed as it is, and the
+// reading side refuses the frame: no header has an empty name.
 func appendHeader(dst []byte, h http.Header, skip string) []byte {
 	n := 0
 	for k, vs := range h {
-		if k != skip {
+		if skip == "" || k != skip {
 			n += len(vs)
 		}
 	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
 	for k, vs := range h {
-		if k == skip {
+		if skip != "" && k == skip {
 			continue
 		}
 		for _, v := range vs {
@@ -128,6 +131,10 @@ func (r *reader) header(canonical bool) http.Header {
 	h := make(http.Header, n)
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		k, v := r.string(), r.string()
+		if k == "" {
+			r.err = errFrame // a field without a name is no header (RFC 9110 §5.1: a name is a non-empty token)
+			return nil
+		}
 		if canonical {
 			k = textproto.CanonicalMIMEHeaderKey(k)
 		}
@@ -192,6 +199,9 @@ func ParseRequest(b []byte) (*http.Request, error) {
 	values := make([]string, n+2)
 	for i := 0; i < int(n); i++ {
 		k, v := str(fields[2*i]), str(fields[2*i+1])
+		if k == "" {
+			return nil, errFrame // as in reader.header: no header has an empty name
+		}
 		if old, ok := h[k]; ok {
 			h[k] = append(old, v)
 			continue

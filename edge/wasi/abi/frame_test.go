@@ -88,6 +88,31 @@ func TestResponseFrameRoundTrip(t *testing.T) {
 	}
 }
 
+// A header field with an empty name crosses the boundary as no header at
+// all would not: the reading side refuses the whole frame, in each direction
+// and in each of a forward's two header lists (FuzzFrames found a forward
+// whose empty-named field was dropped on the way back).
+func TestEmptyHeaderNameIsRefused(t *testing.T) {
+	empty := http.Header{"": {"0"}}
+	for name, frame := range map[string][]byte{
+		"response":         AppendResponse(nil, 200, empty, nil),
+		"forward response": AppendForward(nil, empty, nil),
+		"forward request":  AppendForward(nil, nil, empty),
+	} {
+		if r, err := ParseResponse(frame); err == nil {
+			t.Errorf("%s: a frame with an empty header name was read as %+v", name, r)
+		}
+	}
+	if r, err := ParseRequest(AppendRequest(nil, "GET", "/", "h", "", empty, nil)); err == nil {
+		t.Errorf("request: a frame with an empty header name was read as %+v", r)
+	}
+	// The peer header is still the only one AppendRequest leaves out.
+	r, err := ParseRequest(AppendRequest(nil, "GET", "/", "h", "", http.Header{"A": {"b"}, PeerHeader: {"6.6.6.6"}}, nil))
+	if err != nil || r.Header.Get("A") != "b" || r.Header.Get(PeerHeader) != "" {
+		t.Errorf("request: %+v %v", r, err)
+	}
+}
+
 // Hostile or truncated frames are refused, never a panic or an allocation
 // sized by a claimed count.
 func FuzzFrames(f *testing.F) {
