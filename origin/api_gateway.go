@@ -20,15 +20,15 @@ import (
 // that also renders the homepage when the service has a browser.
 func (s *Server) newGateway(sc *engine.Scanner) *payment.Gateway {
 	deep := sc
-	if s.cfg.Browser != nil {
+	if s.cfg.PaidBrowser != nil {
 		opts := sc.Options()
-		opts.Renderer = s.cfg.Browser.Renderer()
+		opts.Renderer = s.cfg.PaidBrowser.Renderer()
 		deep = engine.New(opts)
 	}
 	fac := payment.FacilitatorOrDefault(s.cfg.FacilitatorURL)
 	return &payment.Gateway{
 		Pay:         s.cfg.Payment,
-		Facilitator: payment.NewFacilitator(fac, s.cfg.AllowPrivate || s.cfg.FacilitatorPrivate, 0),
+		Facilitator: payment.NewFacilitator(fac, s.outboundPolicy(s.cfg.FacilitatorPrivate), 0),
 		Records:     s.store.Idempotency(),
 		// The deep scan's deadline plus verifying and settling: a retry of the
 		// same payment waits (409) until then rather than buying it twice.
@@ -51,19 +51,23 @@ func (s *Server) PaymentConfig() PaymentMode {
 }
 
 // deepScan runs one deep scan with a scan worker, then, when a browser is
-// present, captures the homepage and links the screenshot.
+// present, captures the homepage on the paid browser and links the
+// screenshot. A render that failed is stated in the report's rendered block
+// and the scan is charged (docs/deep-scan.md says why).
 func (s *Server) deepScan(ctx context.Context, deep *engine.Scanner, target string, progress func(engine.Event)) ([]byte, error) {
+	// A failure is answered as the free scan answers it (toAPIError); the
+	// payment is then not settled.
 	release, err := s.scans.pool.acquire(ctx)
 	if err != nil {
-		return nil, refusalOf(err)
+		return nil, toAPIError(err)
 	}
 	res, _, err := deep.DeepScan(ctx, target, progress)
 	release()
 	if err != nil {
-		return nil, refusalOf(err)
+		return nil, toAPIError(err)
 	}
-	if s.cfg.Browser != nil {
-		s.shots.capture(res.URL)
+	if s.cfg.PaidBrowser != nil {
+		s.shots.captureForDeepScan(ctx, res.URL)
 		if _, err := s.store.Screenshots().Get(ctx, res.URL); err == nil {
 			res.Deep.Screenshot = s.gatewayBase(ctx) + "/api/screenshot?url=" + url.QueryEscape(res.URL)
 		}
@@ -76,13 +80,6 @@ type baseKey struct{}
 func (s *Server) gatewayBase(ctx context.Context) string {
 	b, _ := ctx.Value(baseKey{}).(string)
 	return b
-}
-
-// refusalOf turns a scan failure into the gateway's refusal (the payment is
-// then not settled).
-func refusalOf(err error) *payment.Refusal {
-	a := toAPIError(err)
-	return &payment.Refusal{Status: a.Status, Code: a.Code, Message: a.Message, RetryAfter: a.RetryAfter}
 }
 
 // scanGateway is POST /api/v1/scan-gateway: the paid deep scan over x402.
@@ -127,9 +124,13 @@ func wantsStream(ctx *fasthttp.RequestCtx) bool {
 }
 
 // streamPurchase runs a verified purchase as a stream: scan.started, every
-// check and deep probe as it finishes, then payment.settled (the
-// settlement, as the PAYMENT-RESPONSE header would carry it) and
-// scan.completed with the report — or an error event, with nothing settled.
+// check and signal as it finishes (the free part), then, once the payment
+// is settled, payment.settled (the settlement, as the PAYMENT-RESPONSE
+// header would carry it), the deep probes and scan.completed with the
+// report — or an error event, with nothing settled. Nothing paid is sent
+// before the settlement: Finish holds the probes back until then. A client
+// that leaves before the scan finished cancels it (nothing settled); after
+// that, the settlement runs on and the same payment replays the report.
 // Refusals before verification never get here: they are ordinary answers.
 func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *payment.Purchase, rctx context.Context, cancel context.CancelFunc) {
 	caller := s.caller(ctx)
@@ -143,7 +144,7 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 	go func() {
 		defer close(events)
 		send(sseEvent{name: EventStarted, data: started(target, nil)})
-		a := p.Finish(rctx, func(e engine.Event) {
+		event := func(e engine.Event) {
 			switch e.Kind {
 			case engine.EventCheckFinished:
 				b, _ := json.Marshal(e.Check)
@@ -155,7 +156,8 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 				b, _ := json.Marshal(e.Probe)
 				send(sseEvent{name: EventProbe, data: b})
 			}
-		})
+		}
+		a := p.Finish(rctx, event)
 		if a.Status != 200 {
 			var e struct {
 				Code string `json:"code"`
@@ -169,6 +171,9 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 				b, _ := json.Marshal(map[string]string{"header": h, "value": v})
 				send(sseEvent{name: EventSettled, data: b})
 			}
+		}
+		for _, e := range a.Paid {
+			event(e)
 		}
 		send(sseEvent{name: EventCompleted, data: a.Body, status: 200})
 	}()

@@ -16,9 +16,16 @@ import (
 const testPayee = "PayeeWa11et1111111111111111111111111111111"
 
 func gatewayOrigin(t *testing.T, payee string) (*testOrigin, *facilitator.Server) {
+	return gatewayOriginConfig(t, origin.Config{Payment: x402.Config{PayTo: payee}})
+}
+
+// gatewayOriginConfig runs an origin with cfg, paid through a facilitator
+// of its own.
+func gatewayOriginConfig(t *testing.T, cfg origin.Config) (*testOrigin, *facilitator.Server) {
 	fac := facilitator.Start()
 	t.Cleanup(fac.Close)
-	return startOrigin(t, origin.Config{Payment: x402.Config{PayTo: payee}, FacilitatorURL: fac.URL}, nil), fac
+	cfg.FacilitatorURL = fac.URL
+	return startOrigin(t, cfg, nil), fac
 }
 
 func decodeB64JSON(t *testing.T, h string, into any) {
@@ -197,9 +204,9 @@ func TestGatewayRefusals(t *testing.T) {
 }
 
 // A caller that accepts text/event-stream watches a verified purchase run:
-// scan.started, every check and deep probe, payment.settled, then
-// scan.completed with the report. A refusal before verification is an
-// ordinary JSON answer.
+// scan.started, every check and signal (the free part), then, once settled,
+// payment.settled, the deep probes and scan.completed with the report. A
+// refusal before verification is an ordinary JSON answer.
 func TestGatewayStream(t *testing.T) {
 	o, fac := gatewayOrigin(t, testPayee)
 	s := site(t, "full")
@@ -247,7 +254,7 @@ func TestGatewayStream(t *testing.T) {
 	if count["scan.started"] != 1 || count["check"] != 48 || count["signal"] != 5 || count["probe"] == 0 || count["payment.settled"] != 1 || count["scan.completed"] != 1 {
 		t.Errorf("events: %v", count)
 	}
-	if got := strings.Join(order, " "); got != "scan.started check signal probe payment.settled scan.completed" {
+	if got := strings.Join(order, " "); got != "scan.started check signal payment.settled probe scan.completed" {
 		t.Errorf("order: %s", got)
 	}
 	var rep deepReport

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -84,8 +87,10 @@ func (m *Mismatch) Error() string { return m.Reason + ": " + m.Detail }
 
 // Check compares a payment with the requirement req (for a resource at
 // resourceURL): the facilitator verifies signatures and balances, the
-// gateway makes sure the payment is for this price, payee, asset and
-// resource, so a payment made for something cheaper cannot buy a deep scan.
+// gateway makes sure the payment accepted every term it issued (scheme,
+// network, price, asset, payee, timeout, the extra terms such as the fee
+// payer) for this resource, so a payment made for something cheaper, for
+// another fee payer or for another resource cannot buy a deep scan.
 func Check(p Payload, req Requirement, resourceURL string) error {
 	switch p.X402Version {
 	case 1:
@@ -101,9 +106,9 @@ func Check(p Payload, req Requirement, resourceURL string) error {
 		if a == nil {
 			return &Mismatch{"invalid_payment_requirements", "the payment does not say which requirement it accepted (accepted)"}
 		}
-		switch {
 		// The messages name the field and what the gateway asks for, never
 		// the value sent (an error does not echo request bytes).
+		switch {
 		case a.Scheme != req.Scheme:
 			return &Mismatch{"invalid_scheme", "its accepted scheme is not " + req.Scheme + ", the one the gateway takes"}
 		case a.Network != req.Network:
@@ -114,8 +119,22 @@ func Check(p Payload, req Requirement, resourceURL string) error {
 			return &Mismatch{"invalid_payment_requirements", "its accepted asset is not " + req.Asset + ", the USDC mint the gateway takes"}
 		case a.PayTo != req.PayTo:
 			return &Mismatch{"invalid_payment_requirements", "its accepted payTo is not this service's payee " + req.PayTo}
+		case a.MaxTimeoutSeconds != req.MaxTimeoutSeconds:
+			return &Mismatch{"invalid_payment_requirements", "its accepted maxTimeoutSeconds is not " + strconv.Itoa(req.MaxTimeoutSeconds) + ", the time the gateway gives a payment"}
 		}
-		if p.Resource != nil && p.Resource.URL != "" && p.Resource.URL != resourceURL {
+		for _, k := range slices.Sorted(maps.Keys(req.Extra)) {
+			if a.Extra[k] != req.Extra[k] {
+				what := "the value in PAYMENT-REQUIRED"
+				if k == "feePayer" {
+					what = "the facilitator's fee payer named in PAYMENT-REQUIRED"
+				}
+				return &Mismatch{"invalid_payment_requirements", "its accepted extra." + k + " is not " + req.Extra[k] + ", " + what}
+			}
+		}
+		switch {
+		case p.Resource == nil || p.Resource.URL == "":
+			return &Mismatch{"invalid_payment_requirements", "it does not name the resource it pays for (resource.url); it must be " + resourceURL + ", as in PAYMENT-REQUIRED"}
+		case p.Resource.URL != resourceURL:
 			return &Mismatch{"invalid_payment_requirements", "its resource is not " + resourceURL + ", the resource paid for here"}
 		}
 		return nil

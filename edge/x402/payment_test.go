@@ -48,7 +48,7 @@ func TestDecodePayment(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	cfg := Config{PayTo: "Payee"}
+	cfg := Config{PayTo: "Payee", FeePayer: "FacilitatorFeePayer"}
 	req := cfg.Requirement()
 	res := "https://scanner.example" + GatewayPath
 	good := Payload{X402Version: 2, Accepted: &req, Resource: &Resource{URL: res}}
@@ -57,8 +57,16 @@ func TestCheck(t *testing.T) {
 	}
 	mutate := func(f func(r *Requirement)) Payload {
 		r := req
+		r.Extra = map[string]string{"feePayer": req.Extra["feePayer"]}
 		f(&r)
-		return Payload{X402Version: 2, Accepted: &r}
+		return Payload{X402Version: 2, Accepted: &r, Resource: &Resource{URL: res}}
+	}
+	// What the official client sends (@x402/core copies the 402's resource
+	// and the requirement it chose) passes, description and all.
+	issued := cfg.Required("https://scanner.example", "")
+	official := Payload{X402Version: 2, Accepted: &issued.Accepts[0], Resource: &issued.Resource}
+	if err := Check(official, req, res); err != nil {
+		t.Errorf("the official client's payment: %v", err)
 	}
 	for _, c := range []struct {
 		name   string
@@ -71,6 +79,12 @@ func TestCheck(t *testing.T) {
 		{"network", mutate(func(r *Requirement) { r.Network = SolanaDevnet }), "invalid_network"},
 		{"scheme", mutate(func(r *Requirement) { r.Scheme = "upto" }), "invalid_scheme"},
 		{"resource", Payload{X402Version: 2, Accepted: &req, Resource: &Resource{URL: "https://elsewhere.example/x"}}, "invalid_payment_requirements"},
+		{"no resource", Payload{X402Version: 2, Accepted: &req}, "invalid_payment_requirements"},
+		{"a resource without its url", Payload{X402Version: 2, Accepted: &req, Resource: &Resource{Description: "elsewhere"}}, "invalid_payment_requirements"},
+		{"another fee payer", mutate(func(r *Requirement) { r.Extra["feePayer"] = "Mallory" }), "invalid_payment_requirements"},
+		{"no fee payer", mutate(func(r *Requirement) { r.Extra = nil }), "invalid_payment_requirements"},
+		{"another timeout", mutate(func(r *Requirement) { r.MaxTimeoutSeconds = 86400 }), "invalid_payment_requirements"},
+		{"no timeout", mutate(func(r *Requirement) { r.MaxTimeoutSeconds = 0 }), "invalid_payment_requirements"},
 		{"no accepted", Payload{X402Version: 2}, "invalid_payment_requirements"},
 		{"v1 network", Payload{X402Version: 1, Scheme: "exact", Network: "base"}, "invalid_network"},
 		{"version 3", Payload{X402Version: 3}, "invalid_x402_version"},
@@ -81,8 +95,14 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: %v, want %s", c.name, err, c.reason)
 			continue
 		}
+		// The message names the field at fault.
+		for field, in := range map[string]string{"fee payer": "extra.feePayer", "timeout": "maxTimeoutSeconds", "resource": "resource"} {
+			if strings.Contains(c.name, field) && !strings.Contains(m.Detail, in) {
+				t.Errorf("%s: the message does not name %s: %s", c.name, in, m.Detail)
+			}
+		}
 		// The message names what is asked for, never the value sent.
-		for _, sent := range []string{"Mallory", "Other", "upto", "elsewhere", "\"1\""} {
+		for _, sent := range []string{"Mallory", "Other", "upto", "elsewhere", "\"1\"", "86400"} {
 			if strings.Contains(m.Detail, sent) {
 				t.Errorf("%s: the message echoes the sent value %q: %s", c.name, sent, m.Detail)
 			}

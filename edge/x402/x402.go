@@ -1,6 +1,8 @@
 // Package x402 builds x402 payment requirements for the paid deep scan: the v2
 // PaymentRequired object (sent base64-encoded in the PAYMENT-REQUIRED header,
-// and as an MCP tool result) and the v1 body. Dependency-free so the edge can use it.
+// and as an MCP tool result) and the v1 body; it reads a payment, compares it
+// with the terms issued, and identifies it by what it moves on chain
+// (PaymentID). Dependency-free so the edge can use it.
 package x402
 
 import (

@@ -67,6 +67,19 @@ func (s *Server) Calls(path string) []Call {
 	return out
 }
 
+// CallsWith counts the calls to path whose payment carried transaction tx
+// (one payment's share of the calls, however its envelope was spelled).
+func (s *Server) CallsWith(path, tx string) int {
+	n := 0
+	for _, c := range s.Calls(path) {
+		var body call
+		if json.Unmarshal(c.Body, &body) == nil && body.PaymentPayload.Payload.Transaction == tx {
+			n++
+		}
+	}
+	return n
+}
+
 // Token builds the test transaction a payment carries: who pays, how much,
 // to whom, and a nonce that makes it unique. A token starting "forged:" is
 // refused as badly signed, "expired:" as a stale transaction.

@@ -33,15 +33,16 @@ type Facilitator struct {
 	c    *http.Client
 }
 
-// NewFacilitator talks to the facilitator at base. allowPrivate admits a
-// facilitator on loopback or a private network (tests, a facilitator run
-// beside the service).
-func NewFacilitator(base string, allowPrivate bool, timeout time.Duration) *Facilitator {
+// NewFacilitator talks to the facilitator at base through policy, on any
+// port: the scanner's policy, with AllowPrivate for a facilitator on
+// loopback or a private network (tests, one run beside the service) or an
+// allow-list entry naming exactly it.
+func NewFacilitator(base string, policy fetch.AddressPolicy, timeout time.Duration) *Facilitator {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	policy := fetch.AddressPolicy{AllowPrivate: allowPrivate, AllowAnyPort: true}
-	return &Facilitator{base: strings.TrimSuffix(base, "/"), c: fetch.GuardedClient(policy, timeout, 8)}
+	policy.AllowAnyPort = true
+	return &Facilitator{base: strings.TrimSuffix(base, "/"), c: fetch.GuardedClient(policy, nil, timeout, 8)}
 }
 
 // ErrUnavailable is a facilitator that did not answer usefully (timeout,

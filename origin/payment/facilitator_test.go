@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentready/agentready/engine/fetch"
 )
 
 // A facilitator that fails is unavailable, in words that name neither our
@@ -37,7 +39,7 @@ func TestFacilitatorFailures(t *testing.T) {
 		}, true, ""},
 	} {
 		srv := httptest.NewServer(c.handler)
-		f := NewFacilitator(srv.URL, true, 300*time.Millisecond)
+		f := NewFacilitator(srv.URL, fetch.AddressPolicy{AllowPrivate: true}, 300*time.Millisecond)
 		start := time.Now()
 		v, err := f.Verify(context.Background(), 2, []byte(`{}`), map[string]string{})
 		took := time.Since(start)
@@ -62,7 +64,7 @@ func TestFacilitatorFailures(t *testing.T) {
 	// A facilitator on a private address is refused unless allowed.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"kinds":[]}`)) }))
 	defer srv.Close()
-	if _, err := NewFacilitator(srv.URL, false, time.Second).Supported(context.Background()); !errors.Is(err, ErrUnavailable) {
+	if _, err := NewFacilitator(srv.URL, fetch.AddressPolicy{}, time.Second).Supported(context.Background()); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("a loopback facilitator without allowPrivate: %v", err)
 	}
 }

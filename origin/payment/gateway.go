@@ -2,8 +2,7 @@ package payment
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,8 +22,8 @@ type Gateway struct {
 	Facilitator *Facilitator
 	Records     store.Idempotency // one record per payment, in the shared state store
 	// Scan runs the deep scan of url and returns its report as JSON. A
-	// failure the caller can act on is a *Refusal; the payment is then not
-	// settled.
+	// failure the caller can act on is an *apierr.Error; the payment is then
+	// not settled.
 	Scan func(ctx context.Context, url string, progress func(engine.Event)) ([]byte, error)
 	// Lease is how long a payment being served stays with its origin after
 	// its last renewal (renewed while it is served) before a retry may take
@@ -36,21 +35,15 @@ type Gateway struct {
 	feePayerAt time.Time
 }
 
-// Refusal is an answer other than a report: its status, code and message.
-type Refusal struct {
-	Status     int
-	Code       apierr.Code
-	Message    string
-	RetryAfter int
-}
-
-func (r *Refusal) Error() string { return r.Message }
-
 // Answer is what a gateway request gets.
 type Answer struct {
 	Status int
 	Header map[string]string
 	Body   []byte
+	// Paid is the scan's paid progress (its deep probes), held back while
+	// the scan ran; set only on an answer whose payment is settled, so a
+	// stream sends it after the settlement.
+	Paid []engine.Event
 }
 
 // Request is one call of the gateway.
@@ -96,12 +89,13 @@ func (g *Gateway) requirement(ctx context.Context) (x402.Config, error) {
 	return cfg, nil
 }
 
-func refused(r *Refusal) Answer {
+// refused answers a refusal: its status, Retry-After and envelope.
+func refused(r *apierr.Error) Answer {
 	h := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
 	if r.RetryAfter > 0 {
 		h["Retry-After"] = fmt.Sprint(r.RetryAfter)
 	}
-	return Answer{Status: r.Status, Header: h, Body: apierr.New(r.Code, r.Message).JSON()}
+	return Answer{Status: r.HTTPStatus(), Header: h, Body: r.Envelope().JSON()}
 }
 
 // paymentRequired is the 402: the v2 requirements in PAYMENT-REQUIRED, the
@@ -128,7 +122,7 @@ func paymentRequired(cfg x402.Config, base, reason, msg string) Answer {
 }
 
 func unavailable(err error) Answer {
-	return refused(&Refusal{Status: 503, Code: apierr.FacilitatorUnavailable, RetryAfter: 5,
+	return refused(&apierr.Error{Status: 503, Code: apierr.FacilitatorUnavailable, RetryAfter: 5,
 		Message: "The payment facilitator did not answer (" + trimCause(err) + "); nothing was charged. Retry in a few seconds with the same payment."})
 }
 
@@ -138,25 +132,6 @@ func trimCause(err error) string {
 		s = s[:200]
 	}
 	return s
-}
-
-// key identifies a payment by what it pays with: the scheme's payload (for
-// Solana, the transaction), re-encoded canonically (object members sorted,
-// no spacing), with the protocol version and network. The same transaction
-// re-sent in a differently spelled header is the same purchase, so it cannot
-// buy a second scan before the facilitator refuses to settle it twice.
-func key(p x402.Payload) string {
-	var v any
-	payload := []byte(p.Payload)
-	if json.Unmarshal(p.Payload, &v) == nil {
-		payload, _ = json.Marshal(v) // maps marshal with sorted keys
-	}
-	network := p.Network
-	if p.Accepted != nil {
-		network = p.Accepted.Network
-	}
-	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d|%s|", p.X402Version, network)), payload...))
-	return hex.EncodeToString(sum[:])
 }
 
 // reasonOf keeps a facilitator's reason to what an x402 error code can be:
@@ -208,7 +183,7 @@ func (g *Gateway) Begin(ctx context.Context, r Request) (*Purchase, *Answer) {
 
 func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 	if g.Pay.PayTo == "" {
-		return nil, refused(&Refusal{Status: 503, Code: apierr.PaymentsDisabled,
+		return nil, refused(&apierr.Error{Status: 503, Code: apierr.PaymentsDisabled,
 			Message: "This deployment takes no payments (no payee is configured), so there is no paid deep scan here; use the free scan at /api/scan."})
 	}
 	cfg, err := g.requirement(ctx)
@@ -236,11 +211,13 @@ func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 
 	// One payment, one scan: the record is claimed before anything is asked
 	// of the facilitator, so two origins given the same payment at the same
-	// time cannot both serve it.
-	id := key(p)
+	// time cannot both serve it. It is keyed on what moves on chain, so the
+	// same transaction in another envelope (v1 or v2, members added to its
+	// payload, another spelling) is the same purchase.
+	id := x402.PaymentID(p, want.Asset)
 	claim, existing, err := g.Records.Begin(ctx, recordScope, id, r.URL, g.Lease)
 	if err != nil {
-		return nil, refused(&Refusal{Status: 503, Code: apierr.StateUnavailable, RetryAfter: 1,
+		return nil, refused(&apierr.Error{Status: 503, Code: apierr.StateUnavailable, RetryAfter: 1,
 			Message: "The state store does not answer, so a payment cannot be checked against replays; nothing was charged. Retry in a moment."})
 	}
 	if claim == nil {
@@ -254,13 +231,14 @@ func (g *Gateway) begin(ctx context.Context, r Request) (*Purchase, Answer) {
 			if !existing.Expires.IsZero() {
 				wait = min(wait, max(1, int(math.Ceil(time.Until(existing.Expires).Seconds()))))
 			}
-			return nil, refused(&Refusal{Status: 409, Code: apierr.IdempotencyInFlight, RetryAfter: wait,
+			return nil, refused(&apierr.Error{Status: 409, Code: apierr.IdempotencyInFlight, RetryAfter: wait,
 				Message: "This payment is being served right now (another request carried it); retry after Retry-After seconds to receive the same report."})
 		}
 		a := Answer{Status: existing.Status, Header: map[string]string{"Idempotent-Replayed": "true"}, Body: existing.Body}
 		for k, v := range existing.Header {
 			a.Header[k] = v
 		}
+		settlementFor(a.Header, p.X402Version)
 		return nil, a
 	}
 	purchase := &Purchase{g: g, r: r, version: p.X402Version, raw: raw, requirements: requirements, claim: claim, cfg: cfg}
@@ -310,9 +288,30 @@ func (p *Purchase) release(ctx context.Context) {
 	_ = p.g.Records.Release(bg, p.claim)
 }
 
-// Finish runs the deep scan (progress, when set, sees its events), settles
-// the payment when the scan produced a report, and records the answer so
-// the same payment replays it.
+// settleWithin bounds a settlement, which runs on when the caller has gone.
+const settleWithin = 20 * time.Second
+
+// freeProgress is what a scan may show before it is paid for: that it
+// started, and the checks and signals the free scan reports too. Anything
+// else (the deep probes, and any kind of event added later) is paid.
+func freeProgress(k engine.EventKind) bool {
+	switch k {
+	case engine.EventStarted, engine.EventCheckStarted, engine.EventCheckFinished, engine.EventSignalFinished:
+		return true
+	}
+	return false
+}
+
+// Finish runs the deep scan, settles the payment when the scan produced a
+// report, and records the answer so the same payment replays it.
+//
+// Nothing paid leaves before the settlement: progress, when set, sees only
+// the scan's free events as they happen; the paid ones are held and come
+// back in the settled Answer's Paid. A ctx canceled before the scan has
+// finished (the caller left) cancels it and settles nothing, leaving the
+// payment unspent; once the scan has finished, the settlement and its
+// record no longer depend on ctx (a caller leaving then finds its report by
+// sending the same payment again).
 func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answer {
 	g, r, raw, requirements, cfg := p.g, p.r, p.raw, p.requirements, p.cfg
 	release := func() { p.release(ctx) }
@@ -320,19 +319,39 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 	// long the scan waits for a worker: a retry of the same payment waits for
 	// this answer instead of buying a second scan.
 	stopRenewing := p.renew(ctx)
-	report, err := g.Scan(ctx, r.URL, progress)
+	var mu sync.Mutex
+	var paid []engine.Event
+	report, err := g.Scan(ctx, r.URL, func(e engine.Event) {
+		if freeProgress(e.Kind) {
+			if progress != nil {
+				progress(e)
+			}
+			return
+		}
+		mu.Lock()
+		paid = append(paid, e)
+		mu.Unlock()
+	})
+	if err == nil && ctx.Err() != nil {
+		err = &apierr.Error{Status: 503, Code: apierr.ScanCanceled, RetryAfter: 1,
+			Message: "The deep scan was canceled before it finished (the client went away or the server is stopping)."}
+	}
 	if err != nil {
 		stopRenewing()
 		release() // not settled: the same payment may be sent again
-		var ref *Refusal
-		if errors.As(err, &ref) {
-			ref.Message += " The payment was not settled; nothing was charged."
-			return refused(ref)
+		if ref, ok := apierr.As(err); ok {
+			unsettled := *ref
+			unsettled.Message += " The payment was not settled; nothing was charged."
+			return refused(&unsettled)
 		}
-		return refused(&Refusal{Status: 500, Code: apierr.Internal, Message: "The deep scan failed unexpectedly; the payment was not settled. Retry with the same payment."})
+		return refused(&apierr.Error{Status: 500, Code: apierr.Internal, Message: "The deep scan failed unexpectedly; the payment was not settled. Retry with the same payment."})
 	}
 
-	s, err := g.Facilitator.Settle(ctx, p.version, raw, requirements)
+	// The scan finished: settle and record whether or not the caller is
+	// still there, within a bound of its own.
+	detached, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleWithin)
+	defer cancel()
+	s, err := g.Facilitator.Settle(detached, p.version, raw, requirements)
 	stopRenewing()
 	if err != nil {
 		release()
@@ -351,12 +370,43 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 	a := Answer{Status: 200, Body: report, Header: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store",
 		header: s.Header(), "Access-Control-Expose-Headers": header}}
 	rec := store.IdemRecord{Fingerprint: r.URL, Status: 200, Body: report, Header: a.Header, Created: time.Now().UTC()}
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
+	bg, cancelRecord := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelRecord()
 	// Settled: the answer must be replayable from now on. A lost write here
 	// (the store down) would let a retry of this payment be verified and
 	// settled again; the facilitator refuses a transaction settled once, so
 	// the retry gets a 402, never a second charge.
 	_ = g.Records.Complete(bg, p.claim, rec, recordTTL)
+	mu.Lock()
+	a.Paid = paid
+	mu.Unlock()
 	return a
+}
+
+// settlementFor re-expresses a recorded answer's settlement header for the
+// protocol version of the request replaying it: one payment sent first as
+// v2 and again as v1 gets X-PAYMENT-RESPONSE with the v1 network name (and
+// the other way round), the header its client reads.
+func settlementFor(h map[string]string, version int) {
+	from, to := x402.HeaderResponse, x402.HeaderResponseV1
+	if version == 2 {
+		from, to = to, from
+	}
+	v, ok := h[from]
+	if !ok {
+		return
+	}
+	var s x402.Settlement
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || json.Unmarshal(b, &s) != nil {
+		return
+	}
+	if version == 1 {
+		s.Network = x402.V1Name(s.Network)
+	} else {
+		s.Network = x402.CAIP2(s.Network)
+	}
+	delete(h, from)
+	h[to] = s.Header()
+	h["Access-Control-Expose-Headers"] = to
 }
