@@ -23,27 +23,90 @@ const (
 	CodeBusy                = apierr.Busy
 	defaultScreenshotTTL    = time.Hour
 	screenshotCacheControl  = "public, max-age=300"
-	backgroundCaptures      = 2 // of the pool's tabs, what background captures may hold at once
-	captureDeadline         = 45 * time.Second
 	screenshotStoreDeadline = 2 * time.Second
+
+	// captureDeadline bounds one capture from its turn to the stored PNG. A
+	// healthy page takes 0.3–2 s on a warm browser (a cold Chromium adds
+	// 1–2 s); the browser uses a page that has not fired load 5 s after
+	// DOMContentLoaded as it is. A page with no DOMContentLoaded after 15 s
+	// gives no useful picture, and no site holds a capture place longer.
+	captureDeadline = 15 * time.Second
+	// captureQueue bounds the sites waiting for a capture. A site that
+	// arrives at a full queue is refused, not queued, and remembered as
+	// missing, so its next scan (cached or not) queues it again: a queued
+	// entry is a promise kept in order, which dropping the oldest would
+	// break for the site that waited longest. At 1–2 s a capture and 4
+	// places a full queue drains in about a minute; if every entry hung,
+	// in 128 × 15 s / 4 = 8 minutes.
+	captureQueue = 128
+	// captureBackoff: a site whose capture failed (the page timed out,
+	// did not load, was too heavy or was refused) is not tried again for
+	// this long, whatever scans it. A page that hangs then costs one place
+	// for 15 s every 10 minutes, the scan cache's default lifetime.
+	captureBackoff = 10 * time.Minute
+	// retryBackoff: a capture that failed for a reason that is not the
+	// page's (the browser crashed, possibly on another site's page; the
+	// store did not answer) is tried again sooner.
+	retryBackoff = time.Minute
+	// missingEntries bounds the sites remembered as lacking a screenshot;
+	// beyond it an arbitrary one is forgotten (its next fresh scan still
+	// captures it).
+	missingEntries = 4096
+
+	// The paid pool: a Chromium of its own for the paid deep scans' renders
+	// and captures, so no anonymous caller's page can hang, crash or
+	// bloat the browser a paying caller's render runs on. Two tabs are what
+	// paid renders were guaranteed when they shared four tabs with at most
+	// two background captures; each tab kept warm costs renderer memory
+	// (docs/benchmarks.md has the second Chromium's cost). The queue lets
+	// concurrent paid scans wait for a tab within their own deadline
+	// rather than be refused as busy.
+	paidBrowserTabs  = 2
+	paidBrowserQueue = 32
 )
 
-// shooter captures a site's homepage after a fresh scan, off the scan's
-// path. Captures are best effort and bounded: none while the browser is
-// absent or busy, at most backgroundCaptures at once (so the tabs are not all
-// taken by work nobody waits for), one per URL at a time, and none while a
-// screenshot younger than the TTL is stored.
+// shooter captures a site's homepage in the background after a scan, off
+// the scan's path, on the background pool, and captures for paid deep scans
+// on the paid pool. Background captures wait in one fair queue: one entry
+// per site (FIFO across sites, at most captureQueue), as many captures at
+// once as the pool has tabs, each within captureDeadline, and a site whose
+// capture failed waits out a back-off. A site whose screenshot is missing
+// (its capture failed or was refused at a full queue) is queued again by
+// its next scan, even one served from the scan cache; that path only looks
+// at an in-memory set. No capture runs while a screenshot younger than the
+// TTL is stored.
 type shooter struct {
-	pool  *browser.Pool // nil: screenshots are not taken
+	pool  *browser.Pool // background captures; nil: screenshots are not taken
+	paid  *browser.Pool // paid deep scans' renders and captures
 	shots store.Screenshots
 	ttl   time.Duration
-	base  context.Context
-	wg    *sync.WaitGroup // Shutdown waits for it before the store closes
-	slots chan struct{}
+	ctx   context.Context // canceled by close
+	stop  context.CancelFunc
+	slots int // captures at once: the background pool's tabs
+
+	// Production values from the constants; tests shorten or move them.
+	deadline time.Duration
+	backoff  time.Duration
+	queueMax int
+	now      func() time.Time
 
 	mu       sync.Mutex
-	inflight map[string]bool
+	closed   bool
+	queue    []string        // sites waiting, oldest first
+	pending  map[string]bool // queued or being captured
+	running  int             // capture workers
+	missing  map[string]missed
+	nMissing atomic.Int64 // len(missing), read without the lock by cached scans
+	wg       sync.WaitGroup
 	taken    atomic.Int64 // captures run to the browser (tests check the bounds with it)
+	refused  atomic.Int64 // sites refused at a full queue
+}
+
+// missed is a site without a screenshot: when it may be captured again, and
+// why the last capture failed ("" when it was refused at a full queue).
+type missed struct {
+	retryAt time.Time
+	why     string
 }
 
 func newShooter(s *Server) *shooter {
@@ -51,92 +114,225 @@ func newShooter(s *Server) *shooter {
 	if ttl <= 0 {
 		ttl = defaultScreenshotTTL
 	}
-	return &shooter{pool: s.cfg.Browser, shots: s.store.Screenshots(), ttl: ttl, base: s.base, wg: &s.scans.persist,
-		slots: make(chan struct{}, backgroundCaptures), inflight: map[string]bool{}}
+	ctx, stop := context.WithCancel(s.base)
+	sh := &shooter{pool: s.cfg.Browser, paid: s.cfg.PaidBrowser, shots: s.store.Screenshots(), ttl: ttl, ctx: ctx, stop: stop,
+		deadline: captureDeadline, backoff: captureBackoff, queueMax: captureQueue, now: time.Now,
+		pending: map[string]bool{}, missing: map[string]missed{}}
+	if sh.pool != nil {
+		sh.slots = sh.pool.Health().Tabs
+	}
+	return sh
 }
 
-// afterScan starts the capture of url (a normalised site URL, the scan's key)
-// if one is worth taking. It never blocks: the scan's answer does not wait.
-func (sh *shooter) afterScan(url string) {
-	if sh.pool == nil {
+// afterScan queues the capture of url (a normalised site URL, the scan's
+// key) after a scan: after a fresh one unless the site waits out a
+// back-off, after a cached one only when its screenshot is known missing.
+// It never blocks, and for a cached scan with nothing missing it costs one
+// atomic load.
+func (sh *shooter) afterScan(url string, cached bool) {
+	if sh.pool == nil || (cached && sh.nMissing.Load() == 0) {
 		return
-	}
-	select {
-	case sh.slots <- struct{}{}:
-	default:
-		return // enough captures running: this one is skipped, the next scan tries again
 	}
 	sh.mu.Lock()
-	if sh.inflight[url] {
-		sh.mu.Unlock()
-		<-sh.slots
+	defer sh.mu.Unlock()
+	if sh.closed || sh.pending[url] {
 		return
 	}
-	sh.inflight[url] = true
-	sh.mu.Unlock()
-	sh.wg.Add(1) // called from a scan's flight, which holds the group: no race with Shutdown's Wait
-	go func() {
-		defer sh.wg.Done()
-		defer func() {
-			sh.mu.Lock()
-			delete(sh.inflight, url)
-			sh.mu.Unlock()
-			<-sh.slots
-		}()
-		sh.capture(url)
-	}()
+	if m, ok := sh.missing[url]; ok {
+		if sh.now().Before(m.retryAt) {
+			return
+		}
+	} else if cached {
+		return
+	}
+	if len(sh.queue) >= sh.queueMax {
+		sh.refused.Add(1)
+		sh.markMissingLocked(url, missed{retryAt: sh.now()})
+		return
+	}
+	sh.queue = append(sh.queue, url)
+	sh.pending[url] = true
+	if sh.running < sh.slots {
+		sh.running++
+		sh.wg.Add(1)
+		go sh.work()
+	}
 }
 
-func (sh *shooter) capture(url string) {
-	h := sh.pool.Health()
-	if h.State == "unavailable" || h.InFlight >= h.Tabs || h.Queued > 0 {
-		return // absent or busy: a screenshot is worth less than a render someone waits for
+// work captures queued sites, oldest first, until the queue is empty.
+func (sh *shooter) work() {
+	defer sh.wg.Done()
+	for {
+		sh.mu.Lock()
+		if sh.closed || len(sh.queue) == 0 {
+			sh.running--
+			sh.mu.Unlock()
+			return
+		}
+		url := sh.queue[0]
+		sh.queue[0] = ""
+		sh.queue = sh.queue[1:]
+		sh.mu.Unlock()
+		err := sh.capture(sh.ctx, sh.pool, url)
+		sh.mu.Lock()
+		delete(sh.pending, url)
+		sh.recordLocked(url, err)
+		sh.mu.Unlock()
 	}
-	ctx, cancel := context.WithTimeout(sh.base, captureDeadline)
+}
+
+// captureForDeepScan captures url on the paid pool for a paid deep scan,
+// which waits for it to link the screenshot. Its outcome counts for the
+// site like a background capture's.
+func (sh *shooter) captureForDeepScan(ctx context.Context, url string) {
+	if sh.paid == nil {
+		return
+	}
+	err := sh.capture(ctx, sh.paid, url)
+	sh.mu.Lock()
+	sh.recordLocked(url, err)
+	sh.mu.Unlock()
+}
+
+// capture stores a screenshot of url taken on pool, unless one younger than
+// the TTL is stored. It returns why it stored none (nil when it did or need
+// not).
+func (sh *shooter) capture(ctx context.Context, pool *browser.Pool, url string) error {
+	if pool.Health().State == "unavailable" {
+		return browser.ErrUnavailable
+	}
+	ctx, cancel := context.WithTimeout(ctx, sh.deadline)
 	defer cancel()
 	sctx, scancel := context.WithTimeout(ctx, screenshotStoreDeadline)
 	old, err := sh.shots.Get(sctx, url)
 	scancel()
 	if err == nil && time.Since(old.CapturedAt) < sh.ttl {
-		return
+		return nil
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return // the store does not answer: a capture could not be kept
+		return errStoreSilent // a capture could not be kept
 	}
 	sh.taken.Add(1)
-	png, err := sh.pool.Screenshot(ctx, url, browser.ScreenshotOptions{})
+	png, err := pool.Screenshot(ctx, url, browser.ScreenshotOptions{})
 	if err != nil {
-		return // the page could not be captured; GET /api/screenshot answers 404 until a later scan succeeds
+		if ctx.Err() == context.DeadlineExceeded && !errors.Is(err, browser.ErrCrashed) {
+			return browser.ErrTimeout // the capture's deadline, whatever the browser was doing
+		}
+		return err
 	}
 	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), screenshotStoreDeadline)
 	defer wcancel()
-	_ = sh.shots.Put(wctx, url, png, time.Now(), sh.ttl)
+	if err := sh.shots.Put(wctx, url, png, time.Now(), sh.ttl); err != nil {
+		return errStoreSilent
+	}
+	return nil
 }
 
-func (sh *shooter) capturing(url string) bool {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.inflight[url]
-}
+// errStoreSilent: the state store did not answer around a capture.
+var errStoreSilent = errors.New("the state store did not answer")
 
-func (sh *shooter) close() {
-	if sh.pool != nil {
-		sh.pool.Close()
+// recordLocked keeps the outcome of url's capture: a success forgets the
+// site; a failure remembers it as missing until its back-off ends. Nothing
+// is remembered when there is nothing to retry (no Chromium) or the service
+// is shutting down.
+func (sh *shooter) recordLocked(url string, err error) {
+	switch {
+	case err == nil:
+		if _, ok := sh.missing[url]; ok {
+			delete(sh.missing, url)
+			sh.nMissing.Store(int64(len(sh.missing)))
+		}
+	case errors.Is(err, browser.ErrUnavailable), errors.Is(err, browser.ErrClosed), errors.Is(err, context.Canceled):
+	case errors.Is(err, browser.ErrCrashed), errors.Is(err, browser.ErrBusy), errors.Is(err, browser.ErrStart), errors.Is(err, errStoreSilent):
+		sh.markMissingLocked(url, missed{retryAt: sh.now().Add(retryBackoff), why: err.Error()})
+	default:
+		why := err.Error()
+		if !isBrowserError(err) {
+			why = "the browser reported an error"
+		}
+		sh.markMissingLocked(url, missed{retryAt: sh.now().Add(sh.backoff), why: why})
 	}
 }
 
-// health is the browser's entry in /healthz. Chromium being absent is a
+// isBrowserError: err is one of the pool's sentinels, whose text is safe to
+// show.
+func isBrowserError(err error) bool {
+	for _, known := range []error{browser.ErrTimeout, browser.ErrTooHeavy, browser.ErrBlocked, browser.ErrLoad, browser.ErrTooLarge, browser.ErrInvalidURL, browser.ErrInvalidOptions} {
+		if errors.Is(err, known) {
+			return true
+		}
+	}
+	return false
+}
+
+func (sh *shooter) markMissingLocked(url string, m missed) {
+	if _, ok := sh.missing[url]; !ok && len(sh.missing) >= missingEntries {
+		for k := range sh.missing { // forget an arbitrary site: its next fresh scan captures it
+			delete(sh.missing, k)
+			break
+		}
+	}
+	sh.missing[url] = m
+	sh.nMissing.Store(int64(len(sh.missing)))
+}
+
+// capturing reports a capture of url queued or running.
+func (sh *shooter) capturing(url string) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.pending[url]
+}
+
+// lastFailure is why url's last capture failed and when it is tried again,
+// while its back-off runs.
+func (sh *shooter) lastFailure(url string) (missed, bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	m, ok := sh.missing[url]
+	return m, ok && m.why != "" && sh.now().Before(m.retryAt)
+}
+
+// close drops the queue, cancels the captures in flight (a screenshot is not
+// worth delaying a shutdown), waits for them and stops both browsers.
+func (sh *shooter) close() {
+	sh.mu.Lock()
+	sh.closed = true
+	sh.queue = nil
+	sh.mu.Unlock()
+	sh.stop()
+	sh.wg.Wait()
+	if sh.pool != nil {
+		sh.pool.Close()
+	}
+	if sh.paid != nil {
+		sh.paid.Close()
+	}
+}
+
+// health is the browser's entry in /healthz: the background pool, the
+// capture queue, and the paid pool under "paid". Chromium being absent is a
 // state of the component, not an outage of the service.
 func (sh *shooter) health() string {
 	if sh.pool == nil {
 		return `{"state":"disabled","restarts":0}`
 	}
-	h := sh.pool.Health()
+	sh.mu.Lock()
+	waiting := len(sh.queue)
+	sh.mu.Unlock()
+	out := poolHealth(sh.pool.Health())
+	out = out[:len(out)-1] + `,"captures_waiting":` + strconv.Itoa(waiting)
+	if sh.paid != nil {
+		out += `,"paid":` + poolHealth(sh.paid.Health())
+	}
+	return out + "}"
+}
+
+func poolHealth(h browser.Health) string {
 	return `{"state":"` + h.State + `","restarts":` + strconv.Itoa(h.Restarts) + `,"in_flight":` + strconv.Itoa(h.InFlight) + `,"queued":` + strconv.Itoa(h.Queued) + `}`
 }
 
-func browserUnavailable() *APIError {
-	return &APIError{Status: 503, Code: CodeBrowserUnavailable, RetryAfter: 60,
+func browserUnavailable() *apierr.Error {
+	return &apierr.Error{Status: 503, Code: CodeBrowserUnavailable, RetryAfter: 60,
 		Message: "Screenshots need headless Chromium, which this server does not have: install it (apt-get install chromium) or set CHROME_PATH to its binary, then restart the service."}
 }
 
@@ -173,13 +369,17 @@ func (s *Server) getScreenshot(ctx *fasthttp.RequestCtx) {
 }
 
 // noScreenshot says why there is no image and what would change that.
-func (s *Server) noScreenshot(u string) *APIError {
+func (s *Server) noScreenshot(u string) *apierr.Error {
 	if s.shots.pool == nil || s.shots.pool.Health().State == "unavailable" {
 		return browserUnavailable()
 	}
 	if s.shots.capturing(u) {
-		return &APIError{Status: 503, Code: CodeBusy, RetryAfter: 2,
-			Message: "The screenshot of this site is being captured right now; retry after Retry-After seconds."}
+		return &apierr.Error{Status: 503, Code: CodeBusy, RetryAfter: 2,
+			Message: "The screenshot of this site is being captured or waits its turn in the capture queue; retry after Retry-After seconds."}
+	}
+	if m, ok := s.shots.lastFailure(u); ok {
+		return apiErr(404, CodeNoScreenshot, "No screenshot of this site is stored: its last capture failed ("+m.why+"). A scan of the site captures it again after "+
+			m.retryAt.UTC().Format(time.RFC3339)+"; fix the page if it is what failed.")
 	}
 	return apiErr(404, CodeNoScreenshot, "No screenshot of this site is stored. One is captured in the background after a scan: scan the site (GET /api/scan?url=...), then retry in a few seconds.")
 }

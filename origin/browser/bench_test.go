@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,4 +172,76 @@ func BenchmarkConcurrentCaptures50(b *testing.B) {
 func benchTabs() int {
 	n, _ := strconv.Atoi(os.Getenv("BENCH_TABS"))
 	return n
+}
+
+// BenchmarkSecondBrowser measures what the paid pool's own Chromium costs
+// beside the background pool's (origin: Browser and its Sibling with two
+// tabs), as proportional set size, which divides the pages both browsers
+// share (the binary) between them: the background browser alone, warm
+// (started, every tab prepared); both warm, and the second's share of that;
+// then the second's peak while it renders the full fixture two at a time
+// (its two tabs busy), sampled every 20 ms.
+func BenchmarkSecondBrowser(b *testing.B) {
+	srv := serveFullSite(b)
+	first := newTestPool(b, Config{Logf: func(string, ...any) {}})
+	second := first.Sibling("paid", 2, 0)
+	b.Cleanup(func() { second.Close() })
+	settled := func(p *Pool) int64 {
+		// The median of five readings 200 ms apart, once nothing is being
+		// prepared or disposed of.
+		waitWarm(b, p)
+		var r []time.Duration
+		for i := 0; i < 5; i++ {
+			r = append(r, time.Duration(treePSS(p.Health().PID)))
+			time.Sleep(200 * time.Millisecond)
+		}
+		return int64(pct(r, 0.5))
+	}
+	warmUp(b, first, srv.URL+"/")
+	alone := settled(first)
+	warmUp(b, second, srv.URL+"/")
+	both := settled(first) + settled(second)
+	idleSecond := settled(second)
+
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if m := treePSS(second.Health().PID); m > peak.Load() {
+				peak.Store(m)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var wg sync.WaitGroup
+		for j := 0; j < 2; j++ {
+			wg.Go(func() {
+				if _, err := second.Render(context.Background(), srv.URL+"/"); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	close(stop)
+	<-sampled
+	b.ReportMetric(float64(alone>>20), "one-idle-pss-MB")
+	b.ReportMetric(float64(both>>20), "two-idle-pss-MB")
+	b.ReportMetric(float64((both-alone)>>20), "second-idle-added-MB")
+	b.ReportMetric(float64(idleSecond>>20), "second-idle-pss-MB")
+	b.ReportMetric(float64(peak.Load()>>20), "second-busy-peak-pss-MB")
+	if h := second.Health(); h.Restarts != 0 {
+		b.Errorf("the second browser restarted during the run: %+v", h)
+	}
 }

@@ -11,7 +11,12 @@
 // download cap per page, a memory budget for the browser's process tree
 // (proportional set size, from /proc), and a watchdog that restarts a browser
 // that crashed or stopped answering; the jobs it was running fail with
-// ErrCrashed and later jobs run on the new browser.
+// ErrCrashed and later jobs run on the new browser. A Pool is one Chromium:
+// Sibling makes another from the same Config, so that jobs of different
+// callers (anonymous background captures, paid renders) never share a
+// browser process, and one's page cannot hang or crash the other's. The
+// engine's renderer (Pool.Renderer) tries a render that failed with
+// ErrCrashed once more, on the fresh browser.
 //
 // Every request the browser makes leaves through an in-process HTTP proxy
 // (absolute-form HTTP, CONNECT for HTTPS and WebSocket) whose dialer applies

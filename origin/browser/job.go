@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -351,8 +352,10 @@ type Rendered struct {
 	Status   int    `json:"status"`    // HTTP status of the final document (0 if not known)
 	Title    string `json:"title"`
 	// HTML is the serialized DOM (doctype included), at most MaxHTMLBytes.
-	HTML          string           `json:"html"`
-	HTMLTruncated bool             `json:"html_truncated,omitempty"`
+	HTML          string `json:"html"`
+	HTMLTruncated bool   `json:"html_truncated,omitempty"`
+	// ConsoleErrors are the page's errors, not the browser's own failed
+	// request for /favicon.ico (withoutAutomaticFavicon).
 	ConsoleErrors []ConsoleMessage `json:"console_errors"`
 	// ConsoleDropped counts errors beyond the first 50.
 	ConsoleDropped int    `json:"console_dropped,omitempty"`
@@ -425,7 +428,12 @@ const renderJS = `(() => {
     if (forms.length >= 200) break;
     forms.push({name: (f.getAttribute("toolname") || "").slice(0, 256), description: (f.getAttribute("tooldescription") || "").slice(0, 4096)});
   }
-  return {url: location.href, title: d.title.slice(0, 1000), truncated: html.length > __MAX__, html: html.slice(0, __MAX__), forms};
+  const icons = [];
+  for (const l of d.querySelectorAll("link[rel][href]")) {
+    if (icons.length >= 20) break;
+    if (/(^|\s)icon(\s|$)/i.test(l.getAttribute("rel"))) icons.push(l.href.slice(0, 2048));
+  }
+  return {url: location.href, title: d.title.slice(0, 1000), truncated: html.length > __MAX__, html: html.slice(0, __MAX__), forms, icons};
 })()`
 
 type renderEval struct {
@@ -437,6 +445,7 @@ type renderEval struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 	} `json:"forms"`
+	Icons []string `json:"icons"` // the hrefs of <link rel="icon"> (and "shortcut icon")
 }
 
 // Render loads url in a fresh tab, lets its scripts run until the network is
@@ -467,7 +476,7 @@ func (p *Pool) Render(ctx context.Context, url string) (*Rendered, error) {
 		}
 		s.mu.Lock()
 		r.Status = int(s.status)
-		r.ConsoleErrors = append([]ConsoleMessage{}, s.console...)
+		r.ConsoleErrors = withoutAutomaticFavicon(s.console, ev.URL, ev.Icons)
 		r.ConsoleDropped = s.consoleDrop
 		r.Tools = append([]Tool{}, s.tools...)
 		s.mu.Unlock()
@@ -487,6 +496,35 @@ func (p *Pool) Render(ctx context.Context, url string) (*Rendered, error) {
 		return nil
 	})
 	return out, err
+}
+
+// withoutAutomaticFavicon drops the browser's own request for /favicon.ico
+// when it failed: Chromium asks for it on its own when a page declares no
+// icon, so its 404 is not the page's error. A page that links that URL
+// itself (<link rel="icon" href="/favicon.ico">) keeps its error.
+func withoutAutomaticFavicon(console []ConsoleMessage, pageURL string, icons []string) []ConsoleMessage {
+	out := make([]ConsoleMessage, 0, len(console))
+	page, err := url.Parse(pageURL)
+	for _, m := range console {
+		if err == nil && m.Kind == string(log.EntrySourceNetwork) && isAutomaticFavicon(m.URL, page, icons) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func isAutomaticFavicon(raw string, page *url.URL, icons []string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Path != "/favicon.ico" || u.RawQuery != "" || u.Scheme != page.Scheme || u.Host != page.Host {
+		return false
+	}
+	for _, icon := range icons {
+		if l, err := url.Parse(icon); err == nil && l.Scheme == u.Scheme && l.Host == u.Host && l.Path == u.Path {
+			return false // the page asked for it
+		}
+	}
+	return true
 }
 
 func itoa(n int) string {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,9 @@ type Config struct {
 	Resolver Resolver
 	// Logf receives operational messages (default: none).
 	Logf func(format string, args ...any)
+	// Name tells pools apart in those messages ("browser paid: …"); empty:
+	// "browser: …".
+	Name string
 
 	extraFlags []chromedp.ExecAllocatorOption // tests only
 }
@@ -121,19 +125,21 @@ func (c *Config) defaults() {
 
 // policyCheck adapts the fetcher's policy. Its refusals name the kind of
 // address ("a loopback address"), never the address, so they can be shown.
+// One check of address and port together: an allow-list entry with a port
+// admits that port only.
 func policyCheck(p fetch.AddressPolicy) func(netip.AddrPort) error {
 	return func(ap netip.AddrPort) error {
-		if err := p.CheckAddr(ap.Addr()); err != nil {
-			var be *fetch.BlockedError
-			if errors.As(err, &be) && be.What != "" {
-				return errors.New(be.What)
-			}
-			return errors.New("an address the scanner does not visit")
-		}
-		if err := p.CheckPort(int(ap.Port())); err != nil {
+		err := p.CheckAddrPort(ap)
+		var be *fetch.BlockedError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &be) && be.Port != 0:
 			return fmt.Errorf("port %d (only 80 and 443 are visited)", ap.Port())
+		case errors.As(err, &be) && be.What != "":
+			return errors.New(be.What)
 		}
-		return nil
+		return errors.New("an address the scanner does not visit")
 	}
 }
 
@@ -141,6 +147,7 @@ func policyCheck(p fetch.AddressPolicy) func(netip.AddrPort) error {
 // concurrent use.
 type Pool struct {
 	cfg   Config
+	given Config // as passed to New, for Sibling
 	proxy *proxy
 	sem   chan struct{}
 	done  chan struct{}
@@ -167,22 +174,45 @@ type startCall struct {
 
 // New makes a pool. It starts nothing: Chromium starts with the first job.
 func New(cfg Config) *Pool {
+	given := cfg
 	cfg.defaults()
 	p := &Pool{
-		cfg:  cfg,
-		sem:  make(chan struct{}, cfg.Tabs),
-		done: make(chan struct{}),
+		cfg:   cfg,
+		given: given,
+		sem:   make(chan struct{}, cfg.Tabs),
+		done:  make(chan struct{}),
 	}
 	// Nothing is logged once Close has returned, whatever chromedp's own
 	// goroutines still have to say.
 	logf := cfg.Logf
 	p.cfg.Logf = func(f string, a ...any) {
 		if !p.quiet.Load() {
+			if cfg.Name != "" {
+				f = strings.Replace(f, "browser:", "browser "+cfg.Name+":", 1)
+			}
 			logf(f, a...)
 		}
 	}
 	p.proxy = newProxy(cfg.Check, cfg.Resolver, 10*time.Second, cfg.JobTimeout+5*time.Second)
+	p.proxy.guard.opaque = cfg.Policy.Opaque
 	return p
+}
+
+// Sibling makes another pool from the Config p was made with: the same
+// binary, bounds and address policy, but a Chromium of its own, its own name
+// in log lines, tabs tabs and a queue of queue jobs (0 keeps p's setting).
+// Nothing one pool's pages do (a hang, a crash, memory over budget) reaches
+// the other's jobs. It starts nothing; the caller closes it.
+func (p *Pool) Sibling(name string, tabs, queue int) *Pool {
+	cfg := p.given
+	cfg.Name = name
+	if tabs > 0 {
+		cfg.Tabs = tabs
+	}
+	if queue > 0 {
+		cfg.Queue = queue
+	}
+	return New(cfg)
 }
 
 // findExec locates Chromium as documented on Config.ExecPath.
@@ -224,6 +254,9 @@ type Health struct {
 	// MemoryBytes is the browser process tree's memory (PSS, as for
 	// Config.MemoryLimit) at the last reading.
 	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// PID is the running browser's process id (0 when none runs), for an
+	// operator reading /proc and for tests that stop or kill it.
+	PID int `json:"pid,omitempty"`
 }
 
 // Health reports the component's state without starting anything.
@@ -236,6 +269,7 @@ func (p *Pool) Health() Health {
 		h.Started = true
 		h.InFlight = int(in.inflight.Load())
 		h.MemoryBytes = in.mem.Load()
+		h.PID = in.pid
 	} else if _, err := p.findExec(); err != nil {
 		h.State, h.Message = "unavailable", err.Error()
 		return h
@@ -673,6 +707,9 @@ func (p *Pool) checkURL(ctx context.Context, raw string) (*url.URL, error) {
 		if err != nil || len(addrs) == 0 {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if g.opaque {
+				return nil, withDetail(ErrBlocked, fetch.NotPublic("the host"))
 			}
 			return nil, withDetail(ErrLoad, "the host name does not resolve")
 		}

@@ -48,6 +48,11 @@ type guard struct {
 	// the proxy connect to itself (a loop that multiplies every request) even
 	// when the policy admits loopback.
 	self func(netip.AddrPort) bool
+	// opaque words every refused address and every name that does not
+	// resolve alike (fetch.AddressPolicy.Opaque, the hosted service): a
+	// page's console, the proxy's answers and a render's error would
+	// otherwise tell how the service's resolver sees internal names.
+	opaque bool
 }
 
 func (g *guard) admit(ap netip.AddrPort) error {
@@ -55,6 +60,9 @@ func (g *guard) admit(ap netip.AddrPort) error {
 		return &refusal{why: "that is the browser's own proxy"}
 	}
 	if err := g.check(ap); err != nil {
+		if g.opaque {
+			return &refusal{why: fetch.NotPublic("the host")}
+		}
 		return &refusal{why: "the address is not one the scanner visits (" + describe(err) + ")"}
 	}
 	return nil
@@ -93,6 +101,8 @@ func (g *guard) dial(ctx context.Context, hostport string) (net.Conn, error) {
 	switch {
 	case errors.As(err, &r):
 		return nil, r
+	case g.opaque && (errors.As(err, &be) || errors.As(err, &dns) && ctx.Err() == nil):
+		return nil, &refusal{why: fetch.NotPublic("the host")}
 	case errors.As(err, &be):
 		return nil, &refusal{why: "the host " + strings.SplitN(be.What, ";", 2)[0]}
 	case errors.As(err, &dns):

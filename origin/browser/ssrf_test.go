@@ -17,9 +17,9 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 )
 
-// sentinel is a server on 127.0.0.2, which the tests' guard refuses: it
-// counts every TCP connection and every UDP datagram that reaches it, whatever
-// they carry.
+// sentinel is a server the tests' guard refuses (on 127.0.0.2, or on the
+// fixture's own address at another port): it counts every TCP connection
+// and every UDP datagram that reaches it, whatever they carry.
 type sentinel struct {
 	tcp   net.Listener
 	udp   net.PacketConn
@@ -29,11 +29,13 @@ type sentinel struct {
 	paths []string
 }
 
-func startSentinel(t *testing.T) *sentinel {
+func startSentinel(t *testing.T) *sentinel { return startSentinelOn(t, "127.0.0.2") }
+
+func startSentinelOn(t *testing.T, ip string) *sentinel {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.2:0")
+	ln, err := net.Listen("tcp4", ip+":0")
 	if err != nil {
-		t.Skipf("cannot listen on 127.0.0.2 (needed for the sentinel): %v", err)
+		t.Skipf("cannot listen on %s (needed for the sentinel): %v", ip, err)
 	}
 	s := &sentinel{tcp: ln}
 	srv := &http.Server{
@@ -51,7 +53,7 @@ func startSentinel(t *testing.T) *sentinel {
 	}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	pc, err := net.ListenPacket("udp4", "127.0.0.2:0")
+	pc, err := net.ListenPacket("udp4", ip+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,8 @@ func (s *sentinel) assertUntouched(t *testing.T) {
 // probePage tries every route a page has to the sentinel. {S} is the
 // sentinel's origin by address, {N} by a name the proxy's resolver maps to
 // it, {P} the sentinel's port, {U} its UDP port, {A} the allowed server's
-// origin by a name that resolves to it.
+// origin by a name that resolves to it, {O} a second sentinel's origin on
+// the allowed server's own address at another port, {Q} that port.
 const probePage = `<!doctype html>
 <html><head><title>probe</title>
 <link rel="prefetch" href="{S}/prefetch">
@@ -102,6 +105,9 @@ h1 { font-family: probe }
 <img src="/redirect?to={S}/redirected-img">
 <img src="{N}/dns-img">
 <img src="{A}/dns-allowed">
+<img src="{O}/other-port-img">
+<img src="/redirect?to={O}/redirected-other-port">
+<iframe src="{O}/other-port-iframe"></iframe>
 <iframe src="{S}/iframe"></iframe>
 <iframe src="/redirect?to={S}/redirected-iframe"></iframe>
 <iframe src="/meta"></iframe>
@@ -112,6 +118,8 @@ const tries = [
   fetch('{S}/fetch').catch(() => {}),
   fetch('{N}/dns-fetch').catch(() => {}),
   fetch('https://127.0.0.2:{P}/tls').catch(() => {}),
+  fetch('{O}/other-port-fetch').catch(() => {}),
+  new Promise(res => { try { const ws = new WebSocket('ws://127.0.0.1:{Q}/other-port-ws'); ws.onerror = ws.onclose = ws.onopen = res; } catch (e) { res(); } }),
   fetch('/redirect?to=' + encodeURIComponent('{S}/redirected-fetch')).catch(() => {}),
   fetch('{S}/no-cors', {mode: 'no-cors'}).catch(() => {}),
   new Promise(res => { const x = new XMLHttpRequest(); x.open('GET', '{S}/xhr'); x.onloadend = res; x.send(); }),
@@ -177,8 +185,13 @@ func (c *control) count(p string) int {
 	return c.hits[p]
 }
 
+// The guard is the production one (policyCheck) with an allow-list naming
+// exactly the fixture's address and port, as AGENTREADY_ALLOW would: the
+// page is served, and neither a sentinel on another loopback address nor one
+// on the fixture's own address at another port is ever reached.
 func TestSSRFSentinelNeverReached(t *testing.T) {
 	s := startSentinel(t)
+	otherPort := startSentinelOn(t, "127.0.0.1")
 	ctl := &control{hits: map[string]int{}, done: make(chan struct{})}
 	var allowedOrigin string
 	fill := func(tpl string) string {
@@ -188,6 +201,8 @@ func TestSSRFSentinelNeverReached(t *testing.T) {
 			"{P}", fmt.Sprint(s.port()),
 			"{U}", fmt.Sprint(s.udpPort()),
 			"{A}", allowedOrigin,
+			"{O}", fmt.Sprintf("http://127.0.0.1:%d", otherPort.port()),
+			"{Q}", fmt.Sprint(otherPort.port()),
 		).Replace(tpl)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -225,6 +240,7 @@ func TestSSRFSentinelNeverReached(t *testing.T) {
 	allowedOrigin = fmt.Sprintf("http://page.test:%d", port)
 
 	p := newTestPool(t, Config{
+		Check:    policyCheck(fetch.AddressPolicy{Allow: allowOnly(t, srv.Listener.Addr().String())}),
 		Resolver: mapResolver{"sentinel.test": netip.MustParseAddr("127.0.0.2"), "page.test": fixtureAddr},
 		Settle:   40 * time.Second,
 	})
@@ -239,7 +255,7 @@ func TestSSRFSentinelNeverReached(t *testing.T) {
 		t.Fatalf("the probe page did not finish its attempts (control hits %v):\n%s", ctl.hits, r.HTML)
 	}
 	// The routes that must have run for the test to mean anything.
-	for _, path := range []string{"/sw.js", "/sw-ready", "/worker.js", "/meta", "/redirect", "/dns-allowed"} {
+	for _, path := range []string{"/sw.js", "/sw-ready", "/worker.js", "/meta", "/redirect", "/dns-allowed", "/hold"} {
 		if ctl.count(path) == 0 {
 			t.Errorf("control path %s was never requested (hits %v)", path, ctl.hits)
 		}
@@ -248,21 +264,37 @@ func TestSSRFSentinelNeverReached(t *testing.T) {
 		t.Errorf("the guard refused %d connections; the probe makes well over 10 (did the requests reach the proxy?)", r.Blocked)
 	}
 	s.assertUntouched(t)
-	// Nothing in flight can reach it later either.
+	otherPort.assertUntouched(t)
+	// Nothing in flight can reach them later either.
 	p.Close()
 	s.assertUntouched(t)
+	otherPort.assertUntouched(t)
+}
+
+// allowOnly is the allow-list AGENTREADY_ALLOW=list would give.
+func allowOnly(t testing.TB, list string) fetch.AllowList {
+	t.Helper()
+	l, err := fetch.ParseAllowList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // A top-level redirect to a refused address fails the job with ErrBlocked,
-// and the refused server is never contacted.
+// and the refused server is never contacted: another loopback address, or
+// the allow-listed fixture's own address at another port.
 func TestTopLevelRedirectToRefusedAddress(t *testing.T) {
 	s := startSentinel(t)
+	otherPort := startSentinelOn(t, "127.0.0.1")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/http":
 			http.Redirect(w, r, fmt.Sprintf("http://127.0.0.2:%d/top", s.port()), http.StatusFound)
 		case "/https":
 			http.Redirect(w, r, fmt.Sprintf("https://127.0.0.2:%d/top", s.port()), http.StatusFound)
+		case "/other-port":
+			http.Redirect(w, r, fmt.Sprintf("http://127.0.0.1:%d/top", otherPort.port()), http.StatusFound)
 		case "/file-redirect":
 			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
 		case "/file-script":
@@ -270,10 +302,10 @@ func TestTopLevelRedirectToRefusedAddress(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	p := newTestPool(t, Config{})
+	p := newTestPool(t, Config{Check: policyCheck(fetch.AddressPolicy{Allow: allowOnly(t, srv.Listener.Addr().String())})})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, path := range []string{"/http", "/https"} {
+	for _, path := range []string{"/http", "/https", "/other-port"} {
 		_, err := p.Render(ctx, srv.URL+path)
 		if !errors.Is(err, ErrBlocked) {
 			t.Errorf("%s: err = %v, want ErrBlocked", path, err)
@@ -291,6 +323,7 @@ func TestTopLevelRedirectToRefusedAddress(t *testing.T) {
 		}
 	}
 	s.assertUntouched(t)
+	otherPort.assertUntouched(t)
 }
 
 // With the production policy (no --allow-private) the whole loopback range
@@ -318,6 +351,17 @@ func TestProductionPolicyRefusesLoopback(t *testing.T) {
 	}
 	if r.Title != "local" {
 		t.Fatalf("AllowPrivate: title %q, want local", r.Title)
+	}
+
+	// An allow-list admits the server it names and not the same address
+	// on another port.
+	other := serve(t, map[string]string{"/": `<!doctype html><title>other</title><p>another dev server`})
+	listed := newTestPool(t, Config{Check: policyCheck(fetch.AddressPolicy{Allow: allowOnly(t, srv.Listener.Addr().String())})})
+	if r, err := listed.Render(ctx, srv.URL+"/"); err != nil || r.Title != "local" {
+		t.Fatalf("allow-listed fixture: %v %+v", err, r)
+	}
+	if _, err := listed.Render(ctx, other.URL+"/"); !errors.Is(err, ErrBlocked) {
+		t.Fatalf("another port of the allow-listed address: err = %v, want ErrBlocked", err)
 	}
 }
 
