@@ -237,7 +237,7 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 		c, err := h.cfg.TokenKeys.Authenticate(auth, h.base(r), token.Scope, h.p.Now())
 		switch {
 		case err == nil:
-			return identity.Caller{Tier: identity.Token, Subject: c.Subject}, true
+			return identity.Caller{Tier: identity.Token, Subject: c.Subject, Minter: c.Minter}, true
 		case errors.Is(err, token.ErrNotBearer):
 			h.challenge(w, r, apierr.InvalidToken, "Send the token as Authorization: Bearer <token> (a token from POST /api/agent/token).")
 		case errors.Is(err, token.ErrScope):

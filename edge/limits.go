@@ -99,7 +99,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, cost int) {
 		return
 	}
 	// Only the edge may state who is calling.
-	for _, k := range []string{identity.HeaderCaller, identity.HeaderCallerTS, identity.HeaderCallerSig, identity.HeaderClientIP} {
+	for _, k := range identity.Headers {
 		r.Header.Del(k)
 	}
 	reqHeaders := http.Header{}

@@ -104,10 +104,22 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.p.Now()
-	tok, err := h.cfg.TokenKeys.Sign(token.Claims{Subject: token.RandomSubject(), Scope: token.Scope, Audience: h.base(r), IssuedAt: now.Unix(), Expires: now.Add(h.cfg.TokenTTL).Unix()})
+	tok, err := h.cfg.TokenKeys.Sign(token.Claims{Subject: token.RandomSubject(), Scope: token.Scope, Audience: h.base(r), IssuedAt: now.Unix(),
+		Expires: now.Add(h.cfg.TokenTTL).Unix(), Minter: token.MinterOf(h.minterKey(), ip)})
 	if err != nil {
 		fail(apierr.OAuthServerError, "the token could not be signed; retry, and report it if it persists")
 		return
 	}
 	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(h.cfg.TokenTTL.Seconds()), "scope": token.Scope})
+}
+
+// minterKey keys the Minter claim. The identity secret is shared with the
+// origin and rotates rarely; token keys rotate by design, and a new key
+// would give every address a fresh ceiling of monitors. Without an
+// identity secret (an edge that vouches for no one) the signing key serves.
+func (h *Handler) minterKey() []byte {
+	if len(h.cfg.IdentitySecret) > 0 {
+		return h.cfg.IdentitySecret
+	}
+	return h.cfg.TokenKeys[0].Secret
 }

@@ -14,6 +14,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/monitor"
 	"github.com/agentready/agentready/webhook"
@@ -400,14 +401,110 @@ func TestMonitorRequestErrors(t *testing.T) {
 			t.Errorf("GET %s: %d %s", p, resp.StatusCode, b)
 		}
 	}
+	recv := newReceiver(t) // a callback must resolve, now, to an address the server may reach
 	for i := range 3 {
-		status, _, _ := createMonitor(t, o, `{"url":"example.com","callback_url":"https://h.example/`+string(rune('a'+i))+`"}`)
+		status, _, _ := createMonitor(t, o, `{"url":"example.com","callback_url":"`+recv.srv.URL+`/`+string(rune('a'+i))+`"}`)
 		if status != 201 {
 			t.Fatalf("monitor %d: %d", i, status)
 		}
 	}
-	resp, b := post(t, nil, o.URL+"/api/monitors", "application/json", `{"url":"example.com","callback_url":"https://h.example/d"}`)
+	resp, b := post(t, nil, o.URL+"/api/monitors", "application/json", `{"url":"example.com","callback_url":"`+recv.srv.URL+`/d"}`)
 	if resp.StatusCode != 400 || envelope(t, b).Code != "too_many_monitors" || !strings.Contains(string(b), "3") {
 		t.Errorf("a fourth anonymous monitor: %d %s", resp.StatusCode, b)
+	}
+}
+
+// No answer of an idempotent endpoint carries what the caller sent in its
+// headers: not the Idempotency-Key (first answer, replay, refusals), not any
+// other header. Checked on POST /api/monitors and POST /api/scan, with a key
+// and a header no answer could contain by chance.
+func TestAnswersEchoNothingTheCallerSent(t *testing.T) {
+	o := startOrigin(t, origin.Config{Monitors: fastMonitors()}, nil)
+	recv := newReceiver(t)
+	s := site(t, "peer")
+	const key, probe = "echo-probe-key-7f3a9c", "echo-probe-header-41d2"
+	monitor := `{"url":"example.com","callback_url":"` + recv.srv.URL + `/echo","cadence":"1h"}`
+	scan := `{"url":"` + s.URL + `"}`
+	for _, c := range []struct {
+		name, path, body, key string
+		status                int
+	}{
+		{"monitor created", "/api/monitors", monitor, key, 201},
+		{"monitor replayed", "/api/monitors", monitor, key, 201},
+		{"monitor, key reused with another body", "/api/monitors", strings.Replace(monitor, "1h", "2h", 1), key, 422},
+		{"monitor refused", "/api/monitors", `{"url":"example.com","callback_url":"` + recv.srv.URL + `/echo","cadence":"often"}`, key + "-2", 400},
+		{"monitor, malformed key", "/api/monitors", monitor, key + " with spaces", 400},
+		{"scan", "/api/scan", scan, key + "-3", 200},
+		{"scan replayed", "/api/scan", scan, key + "-3", 200},
+		{"scan refused", "/api/scan", `{"url":"ftp://` + probe + `.example/"}`, key + "-4", 400},
+	} {
+		resp, b := post(t, nil, o.URL+c.path, "application/json", c.body, "Idempotency-Key", c.key, "X-Echo-Probe", probe)
+		if resp.StatusCode != c.status {
+			t.Fatalf("%s: %d %s", c.name, resp.StatusCode, b)
+		}
+		for name, vs := range resp.Header {
+			for _, v := range vs {
+				if strings.Contains(v, key) || strings.Contains(v, probe) || strings.EqualFold(name, "Idempotency-Key") || strings.EqualFold(name, "X-Echo-Probe") {
+					t.Errorf("%s: the answer carries %s: %s", c.name, name, v)
+				}
+			}
+		}
+		if strings.Contains(string(b), key) {
+			t.Errorf("%s: the body carries the key: %s", c.name, b)
+		}
+		if strings.HasSuffix(c.name, "replayed") && resp.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("%s: not a replay", c.name)
+		}
+	}
+}
+
+// At the origin, a token's minter comes from the token itself (reached
+// directly) or from the identity the edge signed (behind it), and the
+// monitors of one minter's tokens are held to the ceiling either way. An
+// edge identity whose minter is not the token's is refused.
+func TestMinterCeilingAtTheOrigin(t *testing.T) {
+	keys, _ := token.ParseKeys("k1:0123456789abcdef0123456789abcdef")
+	secret := []byte("edge-secret-for-the-minter-test-0001")
+	cfg := fastMonitors()
+	cfg.MinCadence, cfg.MaxPerTier, cfg.MaxPerMinter = time.Hour, map[identity.Tier]int{identity.Token: 2}, 3
+	o := startOrigin(t, origin.Config{TokenKeys: keys, EdgeSecret: secret, Monitors: cfg}, nil)
+	recv := newReceiver(t)
+	body := `{"url":"example.com","callback_url":"` + recv.srv.URL + `/m","cadence":"1h"}`
+	now := time.Now()
+	tokenOf := func(sub, minter string) string {
+		tok, _ := keys.Sign(token.Claims{Subject: sub, Scope: token.Scope, Audience: o.URL, IssuedAt: now.Unix(), Expires: now.Add(time.Hour).Unix(), Minter: minter})
+		return tok
+	}
+	viaEdge := func(sub, minter string) []string {
+		h := []string{"Authorization", "Bearer " + tokenOf(sub, minter)}
+		for k, v := range identity.Sign(secret, identity.Caller{Tier: identity.Token, Subject: sub, Minter: minter}, "127.0.0.1", "POST", "/api/monitors", time.Now()) {
+			h = append(h, k, v)
+		}
+		return h
+	}
+	created := 0
+	for i, hdr := range [][]string{
+		{"Authorization", "Bearer " + tokenOf("anon_a1", "m_a")}, {"Authorization", "Bearer " + tokenOf("anon_a1", "m_a")},
+		viaEdge("anon_a2", "m_a"), viaEdge("anon_a2", "m_a"),
+		{"Authorization", "Bearer " + tokenOf("anon_a3", "m_a")},
+	} {
+		status, m, _ := createMonitor(t, o, body, hdr...)
+		switch {
+		case status == 201:
+			created++
+		case status != 400 || !strings.Contains(m["message"].(string), "minted from this address"):
+			t.Fatalf("monitor %d: %d %v", i, status, m)
+		}
+	}
+	if created != 3 {
+		t.Errorf("one minter's tokens hold %d monitors, want the ceiling of 3", created)
+	}
+	if status, m, _ := createMonitor(t, o, body, "Authorization", "Bearer "+tokenOf("anon_b1", "m_b")); status != 201 {
+		t.Errorf("another minter's token: %d %v", status, m)
+	}
+	forged := viaEdge("anon_a2", "m_other")
+	forged[1] = "Bearer " + tokenOf("anon_a2", "m_a")
+	if status, m, _ := createMonitor(t, o, body, forged...); status != 401 || m["code"] != "invalid_identity" {
+		t.Errorf("an edge identity with another minter than the token's: %d %v", status, m)
 	}
 }

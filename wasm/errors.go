@@ -36,4 +36,4 @@ func originUnavailable(w http.ResponseWriter) {
 
 // identityHeaders are the edge's identity headers (edge/identity): only the
 // module may state them, so a client's own are dropped before a forward.
-var identityHeaders = []string{"X-Agentready-Caller", "X-Agentready-Caller-Ts", "X-Agentready-Caller-Sig", "X-Agentready-Client-Ip", "X-Agentready-Peer"}
+var identityHeaders = []string{"X-Agentready-Caller", "X-Agentready-Caller-Ts", "X-Agentready-Caller-Sig", "X-Agentready-Client-Ip", "X-Agentready-Minter", "X-Agentready-Peer"}

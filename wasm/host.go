@@ -43,6 +43,10 @@ type Options struct {
 	// Each costs about 10 MB; those beyond Instances are closed when idle.
 	MaxInstances int
 	MaxBody      int64 // request bodies larger than this are refused (1 MiB)
+	// Transport, when set, carries every request to the origin in place of a
+	// pool to OriginURL (and Dial): several origins behind an
+	// edgehost.Balancer (`serve --role edge`).
+	Transport http.RoundTripper
 }
 
 // Host serves HTTP through the module.
@@ -105,7 +109,10 @@ func New(ctx context.Context, module []byte, o Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wazero compilation cache in %s: %w", o.CacheDir, err)
 	}
-	transport := edgehost.Transport(o.Dial)
+	var transport http.RoundTripper = edgehost.Transport(o.Dial)
+	if o.Transport != nil {
+		transport = o.Transport
+	}
 	// 100 s: the paid deep scan (60 s deadline) plus its verification and
 	// settlement must fit, or the payer gets a 502 for a scan that completes.
 	h := &Host{o: o, origin: u, client: &http.Client{Timeout: 100 * time.Second, Transport: transport}}
@@ -276,6 +283,9 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, body []byte, resp
 		hdr[k] = v
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if len(body) > 0 { // another origin may take it (edgehost.Balancer)
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	r.ContentLength = int64(len(body))
 	h.proxy.ServeHTTP(w, r)
 }

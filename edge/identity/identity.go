@@ -24,6 +24,10 @@ const (
 type Caller struct {
 	Tier    Tier
 	Subject string // IP address, token subject or key name
+	// Minter, for a token, is the opaque keyed hash of the address that
+	// minted it (token.Claims.Minter): what the monitors of every token one
+	// address minted count against. Empty for other tiers.
+	Minter string
 }
 
 // Key is the rate-limit key of the caller.
@@ -54,16 +58,29 @@ func (a Allowances) For(t Tier) int {
 const (
 	HeaderCaller    = "X-Agentready-Caller"     // tier:subject
 	HeaderCallerTS  = "X-Agentready-Caller-Ts"  // unix seconds
-	HeaderCallerSig = "X-Agentready-Caller-Sig" // hex HMAC-SHA256(secret, caller|ts|method|path)
+	HeaderCallerSig = "X-Agentready-Caller-Sig" // hex HMAC-SHA256(secret, caller|ts|method|path|ip, see identityMAC)
 	HeaderClientIP  = "X-Agentready-Client-Ip"  // the client address the edge saw
+	HeaderMinter    = "X-Agentready-Minter"     // a token caller's Minter
 )
+
+// Headers are the identity headers: only the edge may send them, so a
+// client's own are dropped before a request is forwarded.
+var Headers = []string{HeaderCaller, HeaderCallerTS, HeaderCallerSig, HeaderClientIP, HeaderMinter}
 
 // MaxSkew bounds how old a signed identity may be.
 const MaxSkew = 60 * time.Second
 
-func identityMAC(secret []byte, caller, ts, method, path, ip string) string {
+// identityMAC signs the identity. A minter is signed in a message of its
+// own form ("v2|…|minter"): an identity without one signs as it always did,
+// so an edge and an origin of different releases still agree, and neither
+// form can be read as the other.
+func identityMAC(secret []byte, caller, ts, method, path, ip, minter string) string {
+	msg := caller + "|" + ts + "|" + method + "|" + path + "|" + ip
+	if minter != "" {
+		msg = "v2|" + msg + "|" + minter
+	}
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(caller + "|" + ts + "|" + method + "|" + path + "|" + ip))
+	m.Write([]byte(msg))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -71,13 +88,17 @@ func identityMAC(secret []byte, caller, ts, method, path, ip string) string {
 func Sign(secret []byte, c Caller, ip, method, path string, now time.Time) map[string]string {
 	caller := string(c.Tier) + ":" + c.Subject
 	ts := strconv.FormatInt(now.Unix(), 10)
-	return map[string]string{HeaderCaller: caller, HeaderCallerTS: ts, HeaderClientIP: ip, HeaderCallerSig: identityMAC(secret, caller, ts, method, path, ip)}
+	h := map[string]string{HeaderCaller: caller, HeaderCallerTS: ts, HeaderClientIP: ip, HeaderCallerSig: identityMAC(secret, caller, ts, method, path, ip, c.Minter)}
+	if c.Minter != "" {
+		h[HeaderMinter] = c.Minter
+	}
+	return h
 }
 
 // Verify checks identity headers (get reads a header) and returns the caller
 // and client address the edge vouched for.
 func Verify(secret []byte, get func(string) string, method, path string, now time.Time) (Caller, string, bool) {
-	caller, ts, sig, ip := get(HeaderCaller), get(HeaderCallerTS), get(HeaderCallerSig), get(HeaderClientIP)
+	caller, ts, sig, ip, minter := get(HeaderCaller), get(HeaderCallerTS), get(HeaderCallerSig), get(HeaderClientIP), get(HeaderMinter)
 	if len(secret) == 0 || caller == "" || sig == "" {
 		return Caller{}, "", false
 	}
@@ -85,12 +106,12 @@ func Verify(secret []byte, get func(string) string, method, path string, now tim
 	if err != nil || now.Sub(time.Unix(n, 0)).Abs() > MaxSkew {
 		return Caller{}, "", false
 	}
-	if !hmac.Equal([]byte(identityMAC(secret, caller, ts, method, path, ip)), []byte(sig)) {
+	if !hmac.Equal([]byte(identityMAC(secret, caller, ts, method, path, ip, minter)), []byte(sig)) {
 		return Caller{}, "", false
 	}
 	tier, subject, ok := strings.Cut(caller, ":")
 	if !ok {
 		return Caller{}, "", false
 	}
-	return Caller{Tier: Tier(tier), Subject: subject}, ip, true
+	return Caller{Tier: Tier(tier), Subject: subject, Minter: minter}, ip, true
 }

@@ -28,6 +28,20 @@ type Claims struct {
 	Audience string `json:"aud"` // the service's base URL
 	IssuedAt int64  `json:"iat"`
 	Expires  int64  `json:"exp"`
+	// Minter is MinterOf the address that asked for the token: opaque to
+	// its holder (who can read the claims), the same for every token one
+	// address mints, so what tokens may do together (hold monitors) is
+	// bounded per address. Never the address itself.
+	Minter string `json:"mnt,omitempty"`
+}
+
+// MinterOf is the Minter claim of tokens minted by addr: a keyed hash
+// (HMAC-SHA256 under secret, 128 bits), so a holder can neither read the
+// address back nor test a guess of it.
+func MinterOf(secret []byte, addr string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("agentready token minter v1\x00" + addr))
+	return "m_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
 }
 
 // Key is a signing key with its id.

@@ -88,3 +88,22 @@ func TestAuthenticate(t *testing.T) {
 		}
 	}
 }
+
+// The minter claim is a keyed hash: stable per address and key, different
+// for another address or key, and never the address.
+func TestMinterOf(t *testing.T) {
+	k1, k2 := []byte(strings.Repeat("a", 32)), []byte(strings.Repeat("b", 32))
+	a := MinterOf(k1, "203.0.113.7")
+	if a != MinterOf(k1, "203.0.113.7") || a == MinterOf(k1, "203.0.113.8") || a == MinterOf(k2, "203.0.113.7") {
+		t.Error("MinterOf is not a keyed function of the address")
+	}
+	if strings.Contains(a, "203") || len(a) != len("m_")+22 {
+		t.Errorf("minter %q", a)
+	}
+	ks, _ := ParseKeys("k1:" + string(k1))
+	now := time.Unix(1_800_000_000, 0)
+	tok, _ := ks.Sign(Claims{Subject: "s", Scope: Scope, Audience: "a", Expires: now.Add(time.Hour).Unix(), Minter: a})
+	if c, err := ks.Verify(tok, "a", now); err != nil || c.Minter != a {
+		t.Errorf("the minter does not survive a round trip: %+v %v", c, err)
+	}
+}

@@ -7,4 +7,11 @@
 // distinct request at most once: concurrent callers asking for the same request
 // share one round trip. It records every request it made so tests and benchmarks
 // can count them.
+//
+// Its AddressPolicy is the one guard for everything that reaches out on a
+// user's behalf (scans, the browser's proxy, webhook deliveries, the payment
+// facilitator): public addresses on ports 80 and 443, widened by
+// AllowPrivate, AllowAnyPort or an allow-list of exact addresses (tests and
+// local runs), and worded, when Opaque, so that a refusal never tells how
+// the service's resolver sees internal names.
 package fetch

@@ -33,7 +33,20 @@ const (
 	KindBadRedirect ErrorKind = "bad_redirect" // unusable Location
 	KindInvalidURL  ErrorKind = "invalid_url"  // not an absolute http(s) URL
 	KindNetwork     ErrorKind = "network"      // any other failure to get an answer
+	// KindNotPublic is what an Opaque policy says instead of KindDNS,
+	// KindDNSFailure and an address refusal: which of them it was is not
+	// told.
+	KindNotPublic ErrorKind = "not_public"
 )
+
+// notPublic is an Opaque policy's one description of every refused address
+// and every name that does not resolve (%s: the host as the caller wrote it).
+const notPublic = "%s is not a public address the service can reach: the name does not resolve, or it leads to an address that is not public (loopback, private, link-local, cloud metadata…); check the spelling, and that the host is on the public internet"
+
+// NotPublic is what an Opaque policy says of host (a name that does not
+// resolve, or an address it refuses), for other callers of the guard that
+// word their own refusals (the browser's proxy).
+func NotPublic(host string) string { return fmt.Sprintf(notPublic, host) }
 
 // Error is a request that got no HTTP response. Its message is written for the
 // person who asked for the scan and is safe to show them: it never carries a
@@ -49,8 +62,15 @@ type Error struct {
 func (e *Error) Error() string { return e.msg }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Describe returns the user-facing cause of a fetch failure.
-func Describe(err error) string {
+// Describe returns the user-facing cause of a fetch failure, in precise
+// words (a Session's errors carry their own policy's words already).
+func Describe(err error) string { return AddressPolicy{}.Explain(err, "") }
+
+// Explain returns the user-facing cause of a failure to reach host (""
+// names it "the server"): a Session's error as it was worded, else the
+// dialer's or CheckHost's error in this policy's words (one description of
+// every refusal and unresolvable name when Opaque).
+func (p AddressPolicy) Explain(err error, host string) string {
 	if err == nil {
 		return ""
 	}
@@ -58,13 +78,14 @@ func Describe(err error) string {
 	if errors.As(err, &fe) {
 		return fe.msg
 	}
-	return classify(err, "", nil, 0).msg
+	return classify(err, host, nil, 0, p.Opaque).msg
 }
 
 // classify turns a transport error into an *Error. host is the URL's host;
 // parent is the caller's context (before the per-request timeout was added),
 // to tell the request timeout from the scan's own deadline or cancellation.
-func classify(err error, host string, parent context.Context, timeout time.Duration) *Error {
+// opaque words every address refusal and DNS failure alike (AddressPolicy.Opaque).
+func classify(err error, host string, parent context.Context, timeout time.Duration, opaque bool) *Error {
 	var fe *Error
 	if errors.As(err, &fe) {
 		return fe
@@ -86,8 +107,10 @@ func classify(err error, host string, parent context.Context, timeout time.Durat
 	var netErr net.Error
 	text := err.Error()
 	switch {
+	case errors.As(err, &blocked) && opaque && blocked.Port == 0, errors.As(err, &dns) && opaque && (parent == nil || parent.Err() == nil):
+		return mk(KindNotPublic, notPublic, host)
 	case errors.As(err, &blocked):
-		const tail = "; the scanner does not connect to non-public addresses"
+		const tail = "; agentready does not connect to non-public addresses"
 		switch {
 		case blocked.Port != 0:
 			return mk(KindBlocked, "%s", blocked.What)

@@ -322,7 +322,7 @@ func (s *Session) Do(ctx context.Context, req Request) *Response {
 		case <-c.done:
 			return c.resp
 		case <-ctx.Done():
-			return &Response{RequestURL: req.URL, Err: classify(ctx.Err(), hostOf(req.URL), ctx, 0), Round: req.Round}
+			return &Response{RequestURL: req.URL, Err: classify(ctx.Err(), hostOf(req.URL), ctx, 0, s.c.cfg.Policy.Opaque), Round: req.Round}
 		}
 	}
 	c := &call{done: make(chan struct{})}
@@ -467,7 +467,7 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		}
 		release, probe, err := s.acquire(ctx, u)
 		if err != nil {
-			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout)
+			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout, s.c.cfg.Policy.Opaque)
 			resp.Err = fe
 			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: "not sent: " + fe.Error()})
 			resp.Elapsed = time.Since(start)
@@ -510,7 +510,7 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		}
 		if err != nil {
 			release()
-			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout)
+			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout, s.c.cfg.Policy.Opaque)
 			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: fe.Error()})
 			resp.Err = fe
 			break

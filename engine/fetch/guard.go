@@ -45,6 +45,16 @@ type AddressPolicy struct {
 	AllowPrivate bool
 	// AllowAnyPort admits ports other than 80 and 443.
 	AllowAnyPort bool
+	// Allow admits exactly the addresses (and ports) it lists although the
+	// rules above refuse them: the fixture of a test, a local receiver.
+	// Cloud metadata addresses stay refused.
+	Allow AllowList
+	// Opaque describes every refused address and every name that does not
+	// resolve alike (Describe, Explain, a Session's errors): the hosted
+	// service, where saying "resolves to a loopback address" or "does not
+	// resolve" would let outsiders map how its resolver sees internal
+	// names. Off, the description is precise (the CLI, local runs).
+	Opaque bool
 }
 
 func prefixes(ss ...string) []netip.Prefix {
@@ -91,6 +101,7 @@ var (
 		netip.MustParseAddr("100.100.100.200"), // Alibaba
 		netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (public space, host-local service)
 		netip.MustParseAddr("fd00:ec2::254"),   // AWS IPv6
+		netip.MustParseAddr("fd00:ec2::23"),    // AWS EKS pod identity agent, IPv6
 	}
 )
 
@@ -124,7 +135,12 @@ func embeddedV4(a netip.Addr) []netip.Addr {
 
 // CheckAddr reports why the policy refuses addr, or nil if it may be dialled.
 // The error is a *BlockedError wrapping ErrBlockedAddress.
+// An allow-list entry without a port admits its addresses here; one with a
+// port needs the port, so only CheckAddrPort applies it.
 func (p AddressPolicy) CheckAddr(a netip.Addr) error {
+	if p.Allow.admitsAddr(a) {
+		return nil
+	}
 	if what := p.refuse(a.WithZone("")); what != "" {
 		return &BlockedError{Addr: a, What: what}
 	}
@@ -232,9 +248,13 @@ func (p AddressPolicy) CheckPort(port int) error {
 	return &BlockedError{Port: port, What: fmt.Sprintf("port %d is not scanned: only ports 80 and 443 are", port)}
 }
 
-// CheckAddrPort is CheckAddr then CheckPort: what the guarded dialer asks of
+// CheckAddrPort is CheckAddr then CheckPort, unless an allow-list entry
+// names exactly this address and port: what the guarded dialer asks of
 // every address it connects to.
 func (p AddressPolicy) CheckAddrPort(ap netip.AddrPort) error {
+	if p.Allow.admitsAddrPort(ap) {
+		return nil
+	}
 	if err := p.CheckAddr(ap.Addr()); err != nil {
 		return err
 	}
@@ -300,7 +320,7 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, address string
 	if _, err := netip.ParseAddr(host); err != nil && numericHost(host) {
 		// Resolvers differ on "0x7f.1" or "2130706433" (getaddrinfo reads them
 		// as 127.0.0.1, Go's resolver asks DNS): refuse rather than guess.
-		return nil, &BlockedError{What: "is a number in a non-standard IPv4 notation; the scanner does not guess which address it means (write it as dotted decimal)"}
+		return nil, &BlockedError{What: nonStandardIPv4}
 	}
 	if d.resolver == nil {
 		return d.dialer.DialContext(ctx, network, address)
@@ -360,12 +380,56 @@ func (d *guardedDialer) dialResolved(ctx context.Context, network, host, port st
 	return nil, first
 }
 
+const nonStandardIPv4 = "is a number in a non-standard IPv4 notation; the scanner does not guess which address it means (write it as dotted decimal)"
+
 // NonStandardIPv4 reports a host the guarded dialer refuses for being a
 // number in a non-standard IPv4 notation (see numericHost), so a caller can
 // refuse it up front with the same rule.
 func NonStandardIPv4(host string) bool {
 	_, err := netip.ParseAddr(host)
 	return err != nil && numericHost(host)
+}
+
+// CheckHost applies the dialer's rules to a host and port before anything
+// is sent, for a URL that is stored now and dialled later (a monitor's
+// callback): a number in a non-standard IPv4 notation is refused, localhost
+// names (RFC 6761) are loopback, and every address a name resolves to
+// through r (nil: the system resolver) must be admitted. The dialer checks
+// again at every connection, since DNS answers change. The errors are the
+// dialer's (*BlockedError, *net.DNSError), so Explain words them alike.
+func (p AddressPolicy) CheckHost(ctx context.Context, r Resolver, host string, port int) error {
+	host = strings.Trim(host, "[]")
+	if port < 1 || port > 65535 {
+		return &BlockedError{What: "has no valid port"}
+	}
+	if NonStandardIPv4(host) {
+		return &BlockedError{What: nonStandardIPv4}
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a.WithZone("")}
+	} else if name := strings.ToLower(strings.TrimSuffix(host, ".")); name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		addrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}
+	} else {
+		if r == nil {
+			r = net.DefaultResolver
+		}
+		addrs, err = r.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return err
+		}
+		if len(addrs) == 0 {
+			return &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+	}
+	// Every answer, not one: the name is stored, and the address it leads
+	// to at delivery time is any of them.
+	for _, a := range addrs {
+		if err := p.CheckAddrPort(netip.AddrPortFrom(a.WithZone(""), uint16(port))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // numericHost reports a host that an inet_aton-style parser or the WHATWG URL
@@ -396,11 +460,12 @@ func numericHost(host string) bool {
 // by policy, no proxy (it would dial past the guard), redirects not
 // followed, and timeout bounding the whole call as well as the TLS
 // handshake and the wait for the response headers.
-func GuardedClient(policy AddressPolicy, timeout time.Duration, idlePerHost int) *http.Client {
+// Names resolve through r (nil: the system resolver).
+func GuardedClient(policy AddressPolicy, r Resolver, timeout time.Duration, idlePerHost int) *http.Client {
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
-			DialContext:           GuardedDial(policy.CheckAddrPort, nil, timeout),
+			DialContext:           GuardedDial(policy.CheckAddrPort, r, timeout),
 			Proxy:                 nil,
 			TLSHandshakeTimeout:   timeout,
 			ResponseHeaderTimeout: timeout,

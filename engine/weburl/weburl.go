@@ -69,27 +69,9 @@ func Normalize(input string) (*url.URL, error) {
 			return nil, bad("url port %q is not a valid port", port)
 		}
 	}
-	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		host = a.String()
-		if a.Is6() && !a.Is4In6() {
-			host = "[" + host + "]"
-		}
-	} else {
-		host = strings.TrimSuffix(host, ".")
-		if strings.Contains(host, "..") || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") {
-			return nil, bad("url host %q is not a valid domain name: empty label", host)
-		}
-		ascii, err := idna.Lookup.ToASCII(strings.ToLower(host))
-		if err != nil {
-			return nil, bad("url host %q is not a valid domain name: %v", host, err)
-		}
-		if looksNumericHost(ascii) {
-			return nil, bad("url host %q is a numeric address in a non-standard form; write it as a dotted IPv4 address", host)
-		}
-		if !strings.Contains(ascii, ".") && ascii != "localhost" {
-			return nil, bad("url host %q is not a fully qualified domain name", host)
-		}
-		host = ascii
+	host, err = Host(host)
+	if err != nil {
+		return nil, bad("url %s", err.Error())
 	}
 	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
 		port = ""
@@ -99,6 +81,45 @@ func Normalize(input string) (*url.URL, error) {
 		out.Host = net.JoinHostPort(strings.Trim(host, "[]"), port)
 	}
 	return out, nil
+}
+
+// Host is a URL's host as the scanner reads it: an IP address in canonical
+// form (IPv6 in brackets), or a fully qualified name (or localhost) in
+// lower-case ASCII without its trailing dot. Hosts that resolvers or the
+// WHATWG URL standard would read as an IPv4 address although they are not
+// dotted decimal (0x7f.1, 2130706433, 127.1, fullwidth digits) are refused,
+// as are single-label names (which resolve through search domains). Other
+// URLs the service stores or dials (a monitor's callback) apply it too, so
+// one set of spelling rules guards them all.
+func Host(host string) (string, error) {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		// An IPv4-mapped address is the IPv4 address (written bare, it
+		// would not even be a valid URL host).
+		a = a.Unmap()
+		host = a.String()
+		if a.Is6() {
+			host = "[" + host + "]"
+		}
+		return host, nil
+	}
+	host = strings.TrimSuffix(host, ".")
+	if host == "" {
+		return "", bad("has no host")
+	}
+	if strings.Contains(host, "..") || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") {
+		return "", bad("host %q is not a valid domain name: empty label", host)
+	}
+	ascii, err := idna.Lookup.ToASCII(strings.ToLower(host))
+	if err != nil {
+		return "", bad("host %q is not a valid domain name: %v", host, err)
+	}
+	if looksNumericHost(ascii) {
+		return "", bad("host %q is a numeric address in a non-standard form; write it as a dotted IPv4 address", host)
+	}
+	if !strings.Contains(ascii, ".") && ascii != "localhost" {
+		return "", bad("host %q is not a fully qualified domain name", host)
+	}
+	return ascii, nil
 }
 
 // looksNumericHost catches hex, octal and dotless forms (0x7f.1, 2130706433)

@@ -91,3 +91,27 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// Host is the scanner's reading of a host, shared with the other URLs the
+// service dials (monitor callbacks).
+func TestHost(t *testing.T) {
+	ok := map[string]string{
+		"LOCALHOST": "localhost", "localhost.": "localhost", "Hooks.Example.COM.": "hooks.example.com", "bücher.example": "xn--bcher-kva.example",
+		"127.0.0.2": "127.0.0.2", "::1": "[::1]", "[::ffff:127.0.0.2]": "127.0.0.2", "[2001:db8::1]": "[2001:db8::1]",
+	}
+	for in, want := range ok {
+		if got, err := Host(in); err != nil || got != want {
+			t.Errorf("Host(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	bad := map[string]string{
+		"2130706434": "numeric", "0x7f000002": "numeric", "127.2": "numeric", "0177.0.0.2": "numeric", "0": "numeric",
+		"127.0.0.2.": "numeric", "１２７.０.０.２": "numeric", "１２７．０．０．２": "numeric", "intranet": "fully qualified",
+		"a..b": "empty label", "": "no host", "exa_mple.com": "valid domain",
+	}
+	for in, want := range bad {
+		if _, err := Host(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Host(%q) error %v, want one mentioning %q", in, err, want)
+		}
+	}
+}
