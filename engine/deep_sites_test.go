@@ -17,7 +17,8 @@ import (
 // deepDir holds the deep scan's fixture sites: each one a site that
 // exercises some probes, working or broken, with _deep.json giving the
 // status every listed probe must reach (and, optionally, words its message
-// must contain).
+// must contain, with {{ORIGIN}} standing for the site's origin). A free-scan
+// check may be listed too, by its ID ("1.3"), when the site exercises it.
 const deepDir = "../testdata/deep"
 
 type deepExpect struct {
@@ -55,19 +56,27 @@ func TestDeepFixtures(t *testing.T) {
 			if res.Deep == nil || res.Deep.Requests != stats.Requests {
 				t.Fatalf("deep block %+v, stats %d requests", res.Deep, stats.Requests)
 			}
-			got := map[string]report.DeepProbe{}
+			type verdict struct {
+				Status  report.Status
+				Message string
+			}
+			got := map[string]verdict{}
 			for _, p := range res.Deep.Probes {
-				got[p.ID] = p
+				got[p.ID] = verdict{p.Status, p.Message}
+			}
+			for _, c := range res.Checks {
+				got[c.ID] = verdict{c.Status, c.Message}
 			}
 			for id, w := range want {
 				p, ok := got[id]
 				switch {
 				case !ok:
-					t.Errorf("probe %s missing from the deep block", id)
+					t.Errorf("probe or check %s missing from the report", id)
 				case p.Status != w.Status:
 					t.Errorf("probe %s: %s (%s), want %s", id, p.Status, p.Message, w.Status)
 				}
 				for _, s := range w.Contains {
+					s = strings.ReplaceAll(s, "{{ORIGIN}}", site.URL)
 					if ok && !strings.Contains(p.Message, s) {
 						t.Errorf("probe %s: message %q lacks %q", id, p.Message, s)
 					}

@@ -84,15 +84,21 @@ type Event struct {
 // ErrUnreachable is wrapped by errors from scans whose homepage could not be fetched.
 var ErrUnreachable = errors.New("site_unreachable")
 
-// ScanError explains a failed scan; Code is the stable machine-readable code.
-type ScanError struct {
-	Code    apierr.Code // apierr.InvalidURL, SiteUnreachable, ScanCanceled or Internal
-	Message string
-	Err     error
-}
+// A failed scan is an *apierr.Error whose Code is apierr.InvalidURL,
+// SiteUnreachable, ScanCanceled or Internal: every transport answers it as
+// it answers any other refusal.
 
-func (e *ScanError) Error() string { return e.Message }
-func (e *ScanError) Unwrap() error { return e.Err }
+// unreachable is the failed scan of a site that did not answer. A refusal
+// to visit a non-public address points at the README's paragraph on
+// scanning your own machine, which says how to allow it.
+func unreachable(msg string, err error) *apierr.Error {
+	e := &apierr.Error{Code: apierr.SiteUnreachable, Message: msg, Err: fmt.Errorf("%w: %w", ErrUnreachable, err)}
+	var fe *fetch.Error
+	if errors.As(err, &fe) && (fe.Kind == fetch.KindBlocked || fe.Kind == fetch.KindNotPublic) {
+		e.Docs = apierr.LocalScansDocs
+	}
+	return e
+}
 
 // Stats describe the network cost of a scan.
 type Stats struct {
@@ -100,6 +106,9 @@ type Stats struct {
 	Rounds   int
 	Records  []fetch.Record
 	Duration time.Duration
+	// FinalURL is where the homepage was answered after redirects, which
+	// may be another site ("" when it was not fetched).
+	FinalURL string
 }
 
 // Scan scans the site at rawURL. onEvent may be nil.
@@ -132,7 +141,7 @@ func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), p
 	start := time.Now()
 	target, err := weburl.Normalize(rawURL)
 	if err != nil {
-		return nil, nil, &ScanError{Code: apierr.InvalidURL, Message: err.Error(), Err: err}
+		return nil, nil, &apierr.Error{Code: apierr.InvalidURL, Message: err.Error(), Err: err}
 	}
 	var mu sync.Mutex
 	emit := func(e Event) {
@@ -162,16 +171,19 @@ func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), p
 		var ue *gather.UnreachableError
 		switch {
 		case errors.As(err, &ue) && ctx.Err() == context.DeadlineExceeded:
-			return nil, stats, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s did not answer within the %s scan deadline", target, deadline), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
+			return nil, stats, unreachable(fmt.Sprintf("%s did not answer within the %s scan deadline", target, deadline), err)
 		case errors.As(err, &ue) && errors.Is(ctx.Err(), context.Canceled):
-			return nil, stats, &ScanError{Code: apierr.ScanCanceled, Message: "the scan was canceled", Err: ctx.Err()}
+			return nil, stats, &apierr.Error{Code: apierr.ScanCanceled, Message: "the scan was canceled", Err: ctx.Err()}
 		case errors.As(err, &ue):
-			return nil, stats, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s could not be reached: %s", target, ue.Reason), Err: fmt.Errorf("%w: %v", ErrUnreachable, err)}
+			return nil, stats, unreachable(fmt.Sprintf("%s could not be reached: %s", target, ue.Reason), err)
 		}
-		return nil, stats, &ScanError{Code: apierr.Internal, Message: err.Error(), Err: err}
+		return nil, stats, &apierr.Error{Code: apierr.Internal, Message: err.Error(), Err: err}
 	}
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, stats, &ScanError{Code: apierr.ScanCanceled, Message: "the scan was canceled", Err: ctx.Err()}
+		return nil, stats, &apierr.Error{Code: apierr.ScanCanceled, Message: "the scan was canceled", Err: ctx.Err()}
+	}
+	if home := gather.Get(set, gather.Home); home != nil && home.Resp != nil {
+		stats.FinalURL = home.Resp.FinalURL
 	}
 	emit(Event{Kind: EventGathered, URL: target.String(), Requests: stats.Requests})
 	res := Judge(set, s.opts.Now(), emit)
@@ -233,13 +245,13 @@ type Document struct {
 func (s *Scanner) FetchDocument(ctx context.Context, rawURL, accept string) (*Document, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &ScanError{Code: apierr.InvalidURL, Message: fmt.Sprintf("%q is not an http(s) URL", rawURL)}
+		return nil, &apierr.Error{Code: apierr.InvalidURL, Message: fmt.Sprintf("%q is not an http(s) URL", rawURL)}
 	}
 	sess := s.client.NewSession()
 	defer sess.Close()
 	r := sess.Do(ctx, fetch.Request{URL: u.String(), Accept: accept})
 	if r.Err != nil {
-		return nil, &ScanError{Code: apierr.SiteUnreachable, Message: fmt.Sprintf("%s could not be fetched: %v", u, r.Err), Err: fmt.Errorf("%w: %v", ErrUnreachable, r.Err)}
+		return nil, unreachable(fmt.Sprintf("%s could not be fetched: %v", u, r.Err), r.Err)
 	}
 	return &Document{URL: r.FinalURL, Status: r.Status, ContentType: r.ContentType(), Body: r.Body, Cut: r.Cut}, nil
 }

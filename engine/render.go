@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/htmlpage"
 	"github.com/agentready/agentready/engine/jsonld"
@@ -17,10 +19,42 @@ import (
 // Renderer loads a page in a browser and returns it after its scripts ran.
 // The engine defines it and never implements it, so it stays a library
 // without a browser; the origin's headless Chromium (origin/browser)
-// implements it. Its errors are shown in reports: they must say what went
-// wrong without addresses or library messages.
+// implements it. The report says why a render failed only in the words of
+// an error that is a RenderFailure; any other error (a library's, a
+// context's) becomes one of the engine's own sentences, since its text may
+// carry an address or a library message.
 type Renderer interface {
 	Render(ctx context.Context, url string) (*RenderedPage, error)
+}
+
+// RenderFailure is a Renderer's error written for a report (errors.As finds
+// it in a chain).
+type RenderFailure interface {
+	error
+	// ReportText says what went wrong and what to do, without addresses,
+	// headers or library messages; "" leaves the wording to the engine.
+	ReportText() string
+}
+
+// Why a render failed, when the renderer gave no words of its own.
+const (
+	renderLate    = "the page was not rendered within the scan deadline"
+	renderFailed  = "the browser could not render the page"
+	maxRenderText = 400 // characters of a renderer's reason a report keeps
+)
+
+// renderFailure is what rendered.error says about err.
+func renderFailure(err error) string {
+	var f RenderFailure
+	if errors.As(err, &f) {
+		if s := strings.TrimSpace(f.ReportText()); s != "" {
+			return clip.To(s, maxRenderText)
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return renderLate
+	}
+	return renderFailed
 }
 
 // RenderedPage is a page after its JavaScript ran.
@@ -55,10 +89,10 @@ func (s *Scanner) renderHome(ctx context.Context, target string) func(set *gathe
 		select {
 		case o = <-ch:
 		case <-ctx.Done():
-			return &report.Rendered{Error: "the page was not rendered within the scan deadline"}
+			return &report.Rendered{Error: renderLate}
 		}
 		if o.err != nil {
-			return &report.Rendered{Error: o.err.Error()}
+			return &report.Rendered{Error: renderFailure(o.err)}
 		}
 		if o.page == nil {
 			return &report.Rendered{Error: "the browser returned no page"}

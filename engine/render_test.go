@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"reflect"
 	"strings"
@@ -110,12 +111,35 @@ func TestScanWithRenderer(t *testing.T) {
 		}
 	}
 
-	// A renderer that fails: the scan succeeds and says why nothing was rendered.
-	fr = &fakeRenderer{err: errors.New("the headless browser is not available")}
-	sc = engine.New(engine.Options{Deadline: 20 * time.Second, Renderer: fr,
-		Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
-	res, err = sc.Scan(context.Background(), site.URL, nil)
-	if err != nil || res.Rendered == nil || res.Rendered.Error != "the headless browser is not available" {
-		t.Fatalf("failing renderer: %v %+v", err, res.Rendered)
+	// A renderer that fails: the scan succeeds and says why nothing was
+	// rendered, in the renderer's words only when its error is written for
+	// a report (engine.RenderFailure); any other error's text (a library's,
+	// with an address) never reaches it.
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{reportedFailure{errors.New(`exec: "chromium": executable file not found in $PATH`), "the headless browser is not available"}, "the headless browser is not available"},
+		{fmt.Errorf("job 3: %w", reportedFailure{errors.New("over cap"), "the page downloads more than the browser's page weight cap"}), "the page downloads more than the browser's page weight cap"},
+		{reportedFailure{errors.New("dial tcp 10.1.2.3:9222: connection refused"), ""}, "the browser could not render the page"},
+		{errors.New("dial tcp 10.1.2.3:9222: connection refused"), "the browser could not render the page"},
+		{fmt.Errorf("cdp: %w", context.DeadlineExceeded), "the page was not rendered within the scan deadline"},
+	} {
+		fr = &fakeRenderer{err: c.err}
+		sc = engine.New(engine.Options{Deadline: 20 * time.Second, Renderer: fr,
+			Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+		res, err = sc.Scan(context.Background(), site.URL, nil)
+		if err != nil || res.Rendered == nil || res.Rendered.Error != c.want {
+			t.Errorf("renderer failing with %q: %v %+v, want %q", c.err, err, res.Rendered, c.want)
+		}
 	}
 }
+
+// reportedFailure is a renderer's error with the words it wrote for a
+// report ("" for none).
+type reportedFailure struct {
+	error
+	text string
+}
+
+func (e reportedFailure) ReportText() string { return e.text }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
@@ -91,11 +92,11 @@ func TestPeerSiteRequestBudget(t *testing.T) {
 	}
 }
 
-func scanErr(t *testing.T, err error) *engine.ScanError {
+func scanErr(t *testing.T, err error) *apierr.Error {
 	t.Helper()
-	var se *engine.ScanError
+	var se *apierr.Error
 	if !errors.As(err, &se) {
-		t.Fatalf("error %v is not a ScanError", err)
+		t.Fatalf("error %v is not an *apierr.Error", err)
 	}
 	return se
 }

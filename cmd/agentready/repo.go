@@ -121,8 +121,8 @@ func renderRepo(w io.Writer, r *repo.Result, color bool) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d files read in %s", r.Stats.Files, r.Stats.Elapsed)
-	if len(r.Stats.Skipped) > 0 {
-		fmt.Fprintf(w, "; skipped: %v", r.Stats.Skipped)
+	if skipped := r.Stats.Skipped.String(); skipped != "" {
+		fmt.Fprintf(w, "; skipped %s", skipped)
 	}
 	fmt.Fprintln(w)
 }

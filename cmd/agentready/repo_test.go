@@ -148,3 +148,34 @@ func TestScanWithRepo(t *testing.T) {
 		t.Errorf("%d checks, levels %d", len(r.Checks), len(r.Levels))
 	}
 }
+
+// The text report says what the walk skipped in words, the largest count
+// first, never as a Go map (issue 24: "skipped: map[binary or generated:2 …]").
+func TestRepoTextSaysSkippedInWords(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", "package main\n\nfunc main() {}\n")
+	write("a_test.go", "package main\n")
+	write("b_test.go", "package main\n")
+	write("c_test.go", "package main\n")
+	write("node_modules/x/index.js", "module.exports = 1\n")
+	write("vendor/y/y.go", "package y\n")
+	write("blob.go", "package main\x00\x01\x02")
+	code, out, stderr := runCLI("repo", root)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "; skipped 3 test files, 2 excluded directories and 1 binary or \"Code generated\" file\n"
+	if !strings.HasSuffix(out, want) || strings.Contains(out, "map[") {
+		t.Errorf("output ends %q, want %q", out[max(0, len(out)-200):], want)
+	}
+}

@@ -35,7 +35,7 @@ func a2aInterfacesProbe(in gather.Source) report.DeepProbe {
 	}
 	skipped.WriteString(apiSkipped(doc.CrossSite, doc.Unusable, doc.Beyond, gather.A2AMaxJSONRPC, "interfaces"))
 	if len(doc.Tried) == 0 {
-		return report.DeepProbe{Status: report.NA, Details: map[string]any{"declared": doc.Declared, "cross_site": doc.CrossSite, "grpc": doc.GRPC},
+		return report.DeepProbe{Status: report.NA, Details: map[string]any{"declared": doc.Declared, "crossSite": doc.CrossSite, "grpc": doc.GRPC},
 			Message: fmt.Sprintf("The A2A agent card at %s declares %d interface(s), none that this probe calls on the site's domain.%s", doc.CardURL, doc.Declared, skipped.String())}
 	}
 	var (
@@ -63,7 +63,7 @@ func a2aInterfacesProbe(in gather.Source) report.DeepProbe {
 	}
 	details := map[string]any{"declared": doc.Declared, "interfaces": rows}
 	if len(doc.CrossSite) > 0 {
-		details["cross_site"] = doc.CrossSite
+		details["crossSite"] = doc.CrossSite
 	}
 	if len(doc.GRPC) > 0 {
 		details["grpc"] = doc.GRPC
@@ -121,9 +121,9 @@ func a2aJudge(t gather.A2AInterfaceTry) (a2aOutcome, string, map[string]any) {
 		row["error"] = why
 		return a2aBroken, t.URL + " could not be reached (" + why + ")", row
 	}
-	row["status"], row["latency_ms"] = r.Status, r.Elapsed.Milliseconds()
+	row["status"], row["latencyMs"] = r.Status, r.Elapsed.Milliseconds()
 	if ct := r.ContentType(); ct != "" {
-		row["content_type"] = ct
+		row["contentType"] = ct
 	}
 	if t.Binding != gather.A2AJSONRPC {
 		if r.Status < 500 {
@@ -139,7 +139,7 @@ func a2aJudge(t gather.A2AInterfaceTry) (a2aOutcome, string, map[string]any) {
 			}
 			return a2aOK, fmt.Sprintf("%s returned a result for %s", t.URL, t.Method), row
 		}
-		row["rpc_error_code"] = rep.Code
+		row["rpcErrorCode"] = rep.Code
 		return a2aOK, fmt.Sprintf("%s answered %s with JSON-RPC error %d (%s), which still shows a live JSON-RPC endpoint", t.URL, t.Method, rep.Code, a2aErrorName(rep.Code)), row
 	}
 	switch {

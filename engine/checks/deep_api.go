@@ -16,7 +16,7 @@ var _ = deepProbe(&DeepProbe{
 	Doc: "Each same-site server the OpenAPI description declares (up to three; relative ones resolved against the description) gets a GET of its base URL and a CORS preflight " +
 		"(OPTIONS with Origin: " + gather.APIPreflightOrigin + " and Access-Control-Request-Method: GET). Pass: every one answers (anything but a connection failure or a 5xx), " +
 		"over HTTPS when the site is HTTPS, and its preflight allows the origin; partial: answers with a problem (no CORS, plain HTTP, some servers down); fail: none answers; " +
-		"n/a: no OpenAPI description, or no server on the site's domain.",
+		"n/a: no OpenAPI description (or one that does not load), or no server on the site's domain.",
 	Requires: []gather.AnyKey{gather.APIServers},
 	Run:      apiServersProbe,
 })
@@ -26,7 +26,7 @@ var _ = deepProbe(&DeepProbe{
 	Name: "Documented errors come back as documented",
 	Doc: "Up to five GET operations whose responses document a 4xx a read can provoke are requested: a secured operation without credentials (401/403), " +
 		"an open one with every path parameter set to " + gather.APINonexistent + " (404, 400, 410, 422). Each matches when its status is a documented 4xx, " +
-		"its Content-Type is a documented media type for that status, and a JSON body parses. Pass: all match; partial: some; fail: none; n/a: nothing documented to provoke.",
+		"its Content-Type is a documented media type for that status, and a JSON body parses. Pass: all match; partial: some; fail: none; n/a: no OpenAPI description (or one that does not load), or nothing documented to provoke.",
 	Requires: []gather.AnyKey{gather.APIErrors},
 	Run:      apiErrorsProbe,
 })
@@ -37,6 +37,9 @@ func apiServersProbe(in gather.Source) report.DeepProbe {
 	if doc == nil {
 		return apiNA("No OpenAPI description was found, so there is no API server to try.")
 	}
+	if doc.Unloadable != "" {
+		return apiNA(apiUnloadable(doc.SpecURL, doc.Unloadable, "there is no API server to try"))
+	}
 	if doc.Declared == 0 {
 		return apiNA(fmt.Sprintf("The OpenAPI description at %s declares no servers, so there is none to try. List the API's base URL under `servers` (or `host` in Swagger 2.0) so agents know where to send requests.", doc.SpecURL))
 	}
@@ -44,7 +47,7 @@ func apiServersProbe(in gather.Source) report.DeepProbe {
 	if len(doc.Tried) == 0 {
 		return report.DeepProbe{Status: report.NA, Message: fmt.Sprintf("The OpenAPI description at %s declares %d server(s), none that can be requested on %s's domain, so none was contacted.%s",
 			doc.SpecURL, doc.Declared, site.Target.Hostname(), skipped),
-			Details: map[string]any{"declared": doc.Declared, "cross_site": doc.CrossSite, "unusable": doc.Unusable}}
+			Details: map[string]any{"declared": doc.Declared, "crossSite": doc.CrossSite, "unusable": doc.Unusable}}
 	}
 	var (
 		down, noCORS, noTLS []string
@@ -53,7 +56,7 @@ func apiServersProbe(in gather.Source) report.DeepProbe {
 	)
 	for _, t := range doc.Tried {
 		g, pf := t.Get, t.Preflight
-		row := map[string]any{"url": t.URL, "latency_ms": g.Elapsed.Milliseconds()}
+		row := map[string]any{"url": t.URL, "latencyMs": g.Elapsed.Milliseconds()}
 		rows = append(rows, row)
 		if g.Err != nil {
 			row["reachable"], row["error"] = false, apiWhy(g.Err)
@@ -77,7 +80,7 @@ func apiServersProbe(in gather.Source) report.DeepProbe {
 		cors, why := apiPreflight(pf)
 		row["cors"] = cors
 		if pf != nil && pf.Err == nil {
-			row["preflight_status"] = pf.Status
+			row["preflightStatus"] = pf.Status
 		}
 		if !cors {
 			noCORS = append(noCORS, t.URL+" "+why)
@@ -85,7 +88,7 @@ func apiServersProbe(in gather.Source) report.DeepProbe {
 	}
 	details := map[string]any{"declared": doc.Declared, "servers": rows}
 	if len(doc.CrossSite) > 0 {
-		details["cross_site"] = doc.CrossSite
+		details["crossSite"] = doc.CrossSite
 	}
 	if len(doc.Unusable) > 0 {
 		details["unusable"] = doc.Unusable
@@ -152,6 +155,8 @@ func apiErrorsProbe(in gather.Source) report.DeepProbe {
 	switch {
 	case doc == nil:
 		return apiNA("No OpenAPI description was found, so there are no documented errors to try.")
+	case doc.Unloadable != "":
+		return apiNA(apiUnloadable(doc.SpecURL, doc.Unloadable, "there are no documented errors to try"))
 	case doc.OffSite:
 		return apiNA(fmt.Sprintf("The OpenAPI description at %s declares no server that can be requested on the site's domain, so no operation was called (the deep scan only calls the site's own domain).", doc.SpecURL))
 	case doc.Candidates == 0 || len(doc.Tries) == 0:
@@ -222,7 +227,7 @@ func apiJudgeError(t gather.APIErrorTry) (bool, string, map[string]any) {
 		return false, call + " got no answer (" + why + ")", row
 	}
 	got := r.ContentType()
-	row["status"], row["content_type"], row["latency_ms"] = r.Status, got, r.Elapsed.Milliseconds()
+	row["status"], row["contentType"], row["latencyMs"] = r.Status, got, r.Elapsed.Milliseconds()
 	code := strconv.Itoa(r.Status)
 	documented := false
 	for _, c := range t.Codes {
@@ -241,7 +246,7 @@ func apiJudgeError(t gather.APIErrorTry) (bool, string, map[string]any) {
 			break
 		}
 	}
-	row["documented_types"] = types
+	row["documentedTypes"] = types
 	if len(types) > 0 && !apiTypeMatches(types, got) {
 		row["match"] = false
 		if got == "" {
@@ -275,6 +280,12 @@ func apiTypeMatches(documented []string, got string) bool {
 }
 
 func apiNA(msg string) report.DeepProbe { return report.DeepProbe{Status: report.NA, Message: msg} }
+
+// apiUnloadable is the message of an API probe whose description was found
+// but does not load.
+func apiUnloadable(specURL, why, so string) string {
+	return fmt.Sprintf("The OpenAPI description at %s does not load (%s), so %s; check 1.3 says what to fix.", specURL, why, so)
+}
 
 func apiOr(items []string) string {
 	switch len(items) {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
@@ -16,7 +17,7 @@ var _ = deepProbe(&DeepProbe{
 	Name: "Agent contract, verified",
 	Doc: "The level-5 contract the agent card (capabilities and extension params) or ai.json declares: intentEndpoints, sessions, scopedTokens, " +
 		"auditLog, sandbox, toolSchemas, openapi. Each same-site URL is requested once with GET and must answer as what it claims to be: an API " +
-		"endpoint answers JSON (or an auth challenge, or 405 with Allow), tool schemas are JSON tools with input schemas, an OpenAPI URL loads as " +
+		"endpoint answers JSON (or an auth challenge, or 405 with Allow), tool schemas are JSON tool definitions, each valid (a name, a description and an object input schema, the rule the repository scan applies too), an OpenAPI URL loads as " +
 		"OpenAPI; an HTML page (a soft 404 above all) never counts. The audit header must appear on the site's answers; scoped tokens must name " +
 		"scopes. Declarations on another registrable domain are refused, not followed. pass: every item verifies. partial: some do. fail: none. " +
 		"na: nothing declared.",
@@ -176,11 +177,11 @@ func contractVerdict(it *gather.ContractItem, doc *gather.ContractDoc, home *gat
 		case !strings.Contains(r.ContentType(), "json"):
 			return false, "is JSON served as " + ct + "; serve it as application/json"
 		case it.Tools == 0:
-			return false, "is JSON without tool objects (name plus input schema)"
-		case it.ToolsWithSchema < it.Tools:
-			return false, fmt.Sprintf("lists %d tools, %d without an object input schema", it.Tools, it.Tools-it.ToolsWithSchema)
+			return false, "is JSON without tool objects (name, description and input schema)"
+		case it.ToolsValid < it.Tools:
+			return false, fmt.Sprintf("lists %d tools, %d of them not a valid tool definition (first: %s)", it.Tools, it.Tools-it.ToolsValid, it.ToolProblem)
 		}
-		return true, fmt.Sprintf("%s, each with an input schema", plural(it.Tools, "tool", "tools"))
+		return true, fmt.Sprintf("%s, each a valid definition (name, description, object input schema)", plural(it.Tools, "tool", "tools"))
 	case gather.ContractOpenAPI:
 		switch {
 		case r.Status != 200:
@@ -210,7 +211,7 @@ func contractVerdict(it *gather.ContractItem, doc *gather.ContractDoc, home *gat
 	case it.JSON && strings.Contains(r.ContentType(), "json"):
 		return true, fmt.Sprintf("answers %d with JSON", r.Status)
 	case r.Status == 405 && r.Header.Get("Allow") != "":
-		return true, "answers 405 allowing " + contractClip(r.Header.Get("Allow"), 60)
+		return true, "answers 405 allowing " + clip.To(r.Header.Get("Allow"), 60)
 	case (r.Status == 401 || r.Status == 403) && r.Header.Get("WWW-Authenticate") != "":
 		return true, fmt.Sprintf("answers %d with an authentication challenge", r.Status)
 	case it.JSON:
@@ -239,11 +240,4 @@ func auditVerdict(header string, doc *gather.ContractDoc, home *gather.HomePage)
 		}
 	}
 	return false, fmt.Sprintf("is missing from all %s read (the homepage and the declared endpoints)", plural(seen, "answer", "answers"))
-}
-
-func contractClip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

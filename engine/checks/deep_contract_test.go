@@ -94,11 +94,13 @@ func TestContractVerdicts(t *testing.T) {
 			r.Cut = "it is larger than the 2 MiB the scanner reads"
 			return r
 		}()), false, "body was cut (it is larger"},
-		{"tools good", contractItem(gather.ContractTools, contractAnswer(200, "application/json", "[]"), func(i *gather.ContractItem) { i.Tools, i.ToolsWithSchema = 3, 3 }), true, "3 tools, each with an input schema"},
-		{"tools without schema", contractItem(gather.ContractTools, contractAnswer(200, "application/json", "[]"), func(i *gather.ContractItem) { i.Tools, i.ToolsWithSchema = 3, 1 }), false, "lists 3 tools, 2 without an object input schema"},
+		{"tools good", contractItem(gather.ContractTools, contractAnswer(200, "application/json", "[]"), func(i *gather.ContractItem) { i.Tools, i.ToolsValid = 3, 3 }), true, "3 tools, each a valid definition"},
+		{"tools not valid", contractItem(gather.ContractTools, contractAnswer(200, "application/json", "[]"), func(i *gather.ContractItem) {
+			i.Tools, i.ToolsValid, i.ToolProblem = 3, 1, "refund: no description"
+		}), false, "lists 3 tools, 2 of them not a valid tool definition (first: refund: no description)"},
 		{"tools none", contractItem(gather.ContractTools, contractAnswer(200, "application/json", `{"skills":[]}`)), false, "without tool objects"},
 		{"tools not JSON", contractItem(gather.ContractTools, contractAnswer(200, "text/plain", "tools: a, b")), false, "answers text/plain that is not JSON"},
-		{"tools wrong type", contractItem(gather.ContractTools, contractAnswer(200, "text/plain", "[]"), func(i *gather.ContractItem) { i.Tools, i.ToolsWithSchema = 1, 1 }), false, "serve it as application/json"},
+		{"tools wrong type", contractItem(gather.ContractTools, contractAnswer(200, "text/plain", "[]"), func(i *gather.ContractItem) { i.Tools, i.ToolsValid = 1, 1 }), false, "serve it as application/json"},
 		{"tools 404", contractItem(gather.ContractTools, contractAnswer(404, "application/json", "{}")), false, "answers 404"},
 		{"openapi good", contractItem(gather.ContractOpenAPI, contractAnswer(200, "application/yaml", "openapi: 3.1.0"), func(i *gather.ContractItem) {
 			i.Spec = &openapi.Spec{Version: "3.1.0", Operations: make([]openapi.Operation, 2)}

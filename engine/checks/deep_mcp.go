@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
 )
@@ -23,21 +23,26 @@ var _ = deepProbe(&DeepProbe{
 	Run:      mcpLiveProbe,
 })
 
-// mcpMaxSchemaProblems is how many schema problems a report lists.
-const mcpMaxSchemaProblems = 20
+const (
+	// mcpMaxSchemaProblems is how many schema problems a report lists.
+	mcpMaxSchemaProblems = 20
+	// mcpMaxQuoted caps, in characters, a name the site chose (a tool, a
+	// property, a type) that a message quotes.
+	mcpMaxQuoted = 60
+)
 
 func mcpLiveProbe(in gather.Source) report.DeepProbe {
 	doc := gather.Get(in, gather.MCPLive)
 	details := map[string]any{}
 	var skipped string
 	if len(doc.CrossSite) > 0 {
-		details["skipped_cross_site"] = doc.CrossSite
+		details["skippedCrossSite"] = doc.CrossSite
 		skipped = fmt.Sprintf(" Skipped %s on another site (%s): the deep scan connects only to the scanned site's own endpoints.",
-			mcpPlural(len(doc.CrossSite), "declared endpoint", "declared endpoints"), strings.Join(doc.CrossSite, ", "))
+			plural(len(doc.CrossSite), "declared endpoint", "declared endpoints"), strings.Join(doc.CrossSite, ", "))
 	}
 	if doc.NotTried > 0 {
-		details["not_tried"] = doc.NotTried
-		skipped += fmt.Sprintf(" %s beyond the first %d were not tried.", mcpPlural(doc.NotTried, "further endpoint", "further endpoints"), gather.MaxMCPEndpoints)
+		details["notTried"] = doc.NotTried
+		skipped += fmt.Sprintf(" %s beyond the first %d were not tried.", plural(doc.NotTried, "further endpoint", "further endpoints"), gather.MaxMCPEndpoints)
 	}
 	if len(doc.Endpoints) == 0 {
 		var msg string
@@ -73,7 +78,7 @@ func mcpLiveProbe(in gather.Source) report.DeepProbe {
 	}
 	details["endpoints"] = eps
 	if len(problems) > 0 {
-		details["schema_problems"] = problems
+		details["schemaProblems"] = problems
 	}
 	status := report.Pass
 	switch {
@@ -111,21 +116,21 @@ func mcpAllStatus(ss []report.Status, want report.Status) bool {
 // mcpJudgeEndpoint is one endpoint's verdict, sentence and details; its
 // schema problems are added to problems (up to mcpMaxSchemaProblems).
 func mcpJudgeEndpoint(ep gather.MCPLiveEndpoint, problems *[]string, fixes map[string]bool) (report.Status, string, map[string]any) {
-	d := map[string]any{"url": ep.URL, "handshake_ms": ep.HandshakeMS}
+	d := map[string]any{"url": ep.URL, "handshakeMs": ep.HandshakeMS}
 	calls := make([]map[string]any, 0, min(len(ep.Calls), 20))
 	for _, c := range ep.Calls[:min(len(ep.Calls), 20)] {
 		calls = append(calls, map[string]any{"method": c.Method, "status": c.HTTPStatus, "ms": c.MS, "outcome": c.Outcome})
 	}
 	d["calls"] = calls
 	if ep.ModernFailure != "" {
-		d["modern_failure"] = ep.ModernFailure
+		d["modernFailure"] = ep.ModernFailure
 	}
 	if ep.Failure != "" {
 		d["failure"] = ep.Failure
 		fixes[mcpFixConnect] = true
 		return report.Fail, fmt.Sprintf("The MCP endpoint %s could not be used: %s.", ep.URL, ep.Failure), d
 	}
-	d["era"], d["protocol_version"] = ep.Era, ep.ProtocolVersion
+	d["era"], d["protocolVersion"] = ep.Era, ep.ProtocolVersion
 	if ep.Server != "" {
 		d["server"] = ep.Server
 	}
@@ -155,7 +160,7 @@ func mcpJudgeEndpoint(ep gather.MCPLiveEndpoint, problems *[]string, fixes map[s
 			issues = append(issues, l.Failure)
 			fixes[mcpFixLists] = true
 		} else {
-			s := mcpPlural(l.Items, strings.TrimSuffix(l.Kind, "s"), l.Kind)
+			s := plural(l.Items, strings.TrimSuffix(l.Kind, "s"), l.Kind)
 			if l.Capped {
 				s += fmt.Sprintf(" (the first %d pages; more follow)", l.Pages)
 			}
@@ -166,7 +171,7 @@ func mcpJudgeEndpoint(ep gather.MCPLiveEndpoint, problems *[]string, fixes map[s
 	d["lists"] = lists
 	switch {
 	case len(listed) > 0:
-		sentence += " It lists " + mcpJoinAnd(listed) + "."
+		sentence += " It lists " + joinAnd(listed) + "."
 	case !mcpFailedList(ep.Lists):
 		sentence += " It offers no tools, resources or prompts."
 	}
@@ -180,25 +185,25 @@ func mcpJudgeEndpoint(ep gather.MCPLiveEndpoint, problems *[]string, fixes map[s
 		invalid++
 		for _, p := range ps {
 			if len(*problems) < mcpMaxSchemaProblems {
-				*problems = append(*problems, fmt.Sprintf("tool %s: %s", mcpQuote(t.Name), p))
+				*problems = append(*problems, fmt.Sprintf("tool %s: %s", clip.Quote(t.Name, mcpMaxQuoted), p))
 			}
 		}
 	}
-	d["tools_invalid"] = invalid
+	d["toolsInvalid"] = invalid
 	if invalid > 0 {
 		first := mcpToolSchemaProblems(mcpFirstInvalid(ep.Tools).InputSchema)[0]
-		issues = append(issues, fmt.Sprintf("%d of %d tools have an invalid inputSchema (first: tool %s: %s)", invalid, len(ep.Tools), mcpQuote(mcpFirstInvalid(ep.Tools).Name), first))
+		issues = append(issues, fmt.Sprintf("%d of %d tools have an invalid inputSchema (first: tool %s: %s)", invalid, len(ep.Tools), clip.Quote(mcpFirstInvalid(ep.Tools).Name, mcpMaxQuoted), first))
 		fixes[mcpFixSchemas] = true
 	} else if len(ep.Tools) > 0 {
 		sentence += " Every tool's inputSchema is valid."
 	}
 	if ep.ToolsDropped > 0 {
-		d["tools_dropped"] = ep.ToolsDropped
-		issues = append(issues, fmt.Sprintf("%s in its tools/list answers the official Go SDK client drops as invalid, so agents built on it never see them", mcpPlural(ep.ToolsDropped, "tool", "tools")))
+		d["toolsDropped"] = ep.ToolsDropped
+		issues = append(issues, fmt.Sprintf("%s in its tools/list answers the official Go SDK client drops as invalid, so agents built on it never see them", plural(ep.ToolsDropped, "tool", "tools")))
 		fixes[mcpFixDropped] = true
 	}
 	if ep.ToolsUndeclared {
-		d["tools_undeclared"] = true
+		d["toolsUndeclared"] = true
 		issues = append(issues, "it answers tools/list without declaring the tools capability")
 		fixes[mcpFixCapability] = true
 	}
@@ -224,28 +229,6 @@ func mcpFirstInvalid(tools []gather.MCPLiveTool) gather.MCPLiveTool {
 		}
 	}
 	return gather.MCPLiveTool{}
-}
-
-func mcpPlural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-func mcpJoinAnd(parts []string) string {
-	if len(parts) <= 1 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
-// mcpQuote quotes a name the site chose, short and on one line.
-func mcpQuote(s string) string {
-	if utf8.RuneCountInString(s) > 60 {
-		s = string([]rune(s)[:60]) + "…"
-	}
-	return strconv.Quote(s)
 }
 
 // Bounds of the schema walk: a hostile schema costs at most this much.
@@ -274,7 +257,7 @@ func mcpToolSchemaProblems(schema any) []string {
 			w.add(`inputSchema has no "type": "object"`)
 		case string:
 			if t != "object" {
-				w.add(fmt.Sprintf(`inputSchema has type %s, not "object"`, mcpQuote(t)))
+				w.add(fmt.Sprintf(`inputSchema has type %s, not "object"`, clip.Quote(t, mcpMaxQuoted)))
 			}
 		default:
 			w.add(`inputSchema's type is not the string "object"`)
@@ -303,7 +286,7 @@ func mcpWhere(path string) string {
 	if path == "" {
 		return "inputSchema"
 	}
-	return "property " + mcpQuote(path)
+	return "property " + clip.Quote(path, mcpMaxQuoted)
 }
 
 func mcpChild(path, name string) string {
@@ -342,7 +325,7 @@ func (w *mcpSchemaWalker) walk(s map[string]any, path string, depth int) {
 	case nil:
 	case string:
 		if !mcpSchemaTypes[t] {
-			w.add(fmt.Sprintf("%s has type %s, which is not a JSON Schema type", at, mcpQuote(t)))
+			w.add(fmt.Sprintf("%s has type %s, which is not a JSON Schema type", at, clip.Quote(t, mcpMaxQuoted)))
 		}
 	case []any:
 		if len(t) == 0 {
@@ -380,7 +363,7 @@ func (w *mcpSchemaWalker) walk(s map[string]any, path string, depth int) {
 				w.add(fmt.Sprintf("%s lists %s in required, not a property name", at, mcpValue(x)))
 			default:
 				if _, present := props[name]; !present {
-					w.add(fmt.Sprintf("%s requires %s, which is not among its properties", at, mcpQuote(name)))
+					w.add(fmt.Sprintf("%s requires %s, which is not among its properties", at, clip.Quote(name, mcpMaxQuoted)))
 				}
 			}
 		}
@@ -425,7 +408,7 @@ func (w *mcpSchemaWalker) walk(s map[string]any, path string, depth int) {
 			continue
 		}
 		for _, name := range mcpSchemaKeys(defs) {
-			w.sub(defs[name], path, fmt.Sprintf("%s's %s %s", at, k, mcpQuote(name)), depth+1)
+			w.sub(defs[name], path, fmt.Sprintf("%s's %s %s", at, k, clip.Quote(name, mcpMaxQuoted)), depth+1)
 		}
 	}
 	if raw, ok := s["enum"]; ok {
@@ -471,7 +454,7 @@ func mcpKind(v any) string {
 
 func mcpValue(v any) string {
 	if s, ok := v.(string); ok {
-		return mcpQuote(s)
+		return clip.Quote(s, mcpMaxQuoted)
 	}
 	return mcpKind(v)
 }

@@ -210,14 +210,14 @@ func TestMCPLiveProbeVerdicts(t *testing.T) {
 
 	// The details list the first 20 schema problems, and every call with its latency.
 	got := judgeLive(t, &gather.MCPLiveDoc{CardURL: card, Endpoints: []gather.MCPLiveEndpoint{badSchemas}})
-	if ps := got.Details["schema_problems"].([]string); len(ps) != mcpMaxSchemaProblems || !strings.HasPrefix(ps[0], `tool "t0\n"`) {
+	if ps := got.Details["schemaProblems"].([]string); len(ps) != mcpMaxSchemaProblems || !strings.HasPrefix(ps[0], `tool "t0\n"`) {
 		t.Errorf("schema problems %q", ps)
 	}
 	ep := got.Details["endpoints"].([]map[string]any)[0]
 	if calls := ep["calls"].([]map[string]any); len(calls) != 2 || calls[0]["ms"] != int64(12) || calls[0]["method"] != "server/discover" {
 		t.Errorf("calls %v", calls)
 	}
-	if ep["tools_invalid"] != 30 {
-		t.Errorf("tools_invalid %v", ep["tools_invalid"])
+	if ep["toolsInvalid"] != 30 {
+		t.Errorf("toolsInvalid %v", ep["toolsInvalid"])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
@@ -14,11 +15,12 @@ import (
 var _ = deepProbe(&DeepProbe{ID: "oauth.metadata", Name: "OAuth metadata agrees",
 	Doc: "Follows the protected-resource metadata (RFC 9728) to its authorization server's metadata (RFC 8414 or OpenID discovery) and checks that they agree: " +
 		"the PRM's resource is this site, its authorization_servers include the AS issuer, the issuer equals the URL its metadata was fetched for, " +
-		"token_endpoint is present, https and on the site's registrable domain, grant_types_supported is listed, and a GET of the token endpoint answers (405 is fine).",
+		"token_endpoint is present, https and on the site's registrable domain, grant_types_supported is listed, and a GET of the token endpoint answers (405 is fine; not sent when the issuer does not match, as such metadata must not be used).",
 	Requires: []gather.AnyKey{gather.OAuthMeta}, Run: oauthMetadata})
 
 var _ = deepProbe(&DeepProbe{ID: "oauth.challenge", Name: "Protected API challenge",
-	Doc: "When the authorization server advertises anonymous client credentials (grant client_credentials, auth method none): one token request, " +
+	Doc: "When the authorization server advertises anonymous client credentials (grant client_credentials, auth method none) in metadata that may be used " +
+		"(RFC 8414 §3.3: its issuer is the one it was fetched for; otherwise nothing it names is contacted): one token request, " +
 		"then the protected API (the PRM's resource, else the first parameterless GET operation of the OpenAPI description) without a token, " +
 		"which must answer 401 with `WWW-Authenticate: Bearer resource_metadata=\"…\"` (RFC 9728 §5.1), and with the token, which must not answer 401 or 403.",
 	Requires: []gather.AnyKey{gather.OAuthMeta, gather.OAuthChallengeKey}, Run: oauthChallenge})
@@ -57,13 +59,9 @@ func (f *oauthFindings) verdict(ok string, details map[string]any) report.DeepPr
 	return report.DeepProbe{Status: st, Message: strings.Join(shown, " ") + more, Details: details}
 }
 
-// oauthShort keeps site-supplied values readable in a message.
-func oauthShort(s string) string {
-	if len(s) > 160 {
-		return s[:160] + "…"
-	}
-	return s
-}
+// oauthMaxQuoted caps, in characters, a value the site wrote (a URL, an
+// issuer, a token type) that a message or a detail quotes.
+const oauthMaxQuoted = 160
 
 // oauthAnswer says how a request went, for people: a status or fetch's wording
 // of a transport failure (never a library's text).
@@ -106,7 +104,7 @@ func oauthMetadata(in gather.Source) report.DeepProbe {
 		f.fail("%s is not a JSON object: agents cannot read it.", prmURL)
 	case prm != nil:
 		d["protectedResource"] = prmURL
-		d["resource"] = oauthShort(prm.Resource)
+		d["resource"] = clip.To(prm.Resource, oauthMaxQuoted)
 		d["authorizationServers"] = oauthCap(prm.AuthorizationServers)
 		switch u, err := url.Parse(prm.Resource); {
 		case prm.Resource == "":
@@ -114,10 +112,10 @@ func oauthMetadata(in gather.Source) report.DeepProbe {
 		case oauthSameURL(prm.Resource, site.Origin):
 		case err == nil && strings.EqualFold(u.Scheme+"://"+u.Host, site.Origin):
 			f.partial("%s names the resource %s, but the document at the root describes %s (RFC 9728 §3.3): set resource to %s, and publish %s's own metadata at %s%s%s.",
-				prmURL, oauthShort(prm.Resource), site.Origin, site.Origin, oauthShort(prm.Resource), site.Origin, gather.WellKnownPRM, oauthShort(u.EscapedPath()))
+				prmURL, clip.To(prm.Resource, oauthMaxQuoted), site.Origin, site.Origin, clip.To(prm.Resource, oauthMaxQuoted), site.Origin, gather.WellKnownPRM, clip.To(u.EscapedPath(), oauthMaxQuoted))
 		default:
 			f.fail("%s names the resource %s, not this site (%s): clients reject metadata whose resource differs from the one they asked about (RFC 9728 §3.3).",
-				prmURL, oauthShort(prm.Resource), site.Origin)
+				prmURL, clip.To(prm.Resource, oauthMaxQuoted), site.Origin)
 		}
 		for _, p := range prm.Problems {
 			f.partial("In %s, %s.", prmURL, p)
@@ -151,7 +149,7 @@ func oauthTokenEndpoint(m *gather.OAuthMetadata) string {
 	if m.ASFields == nil {
 		return ""
 	}
-	return oauthShort(m.ASFields.TokenEndpoint)
+	return clip.To(m.ASFields.TokenEndpoint, oauthMaxQuoted)
 }
 
 func oauthShortAll(list []string, n int) []string {
@@ -161,7 +159,7 @@ func oauthShortAll(list []string, n int) []string {
 			out = append(out, fmt.Sprintf("and %d more", len(list)-n))
 			break
 		}
-		out = append(out, oauthShort(s))
+		out = append(out, clip.To(s, oauthMaxQuoted))
 	}
 	return out
 }
@@ -182,10 +180,10 @@ func judgeOAuthAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f
 		case m.AS.Found():
 			f.fail("%s is not a JSON object: agents cannot read the authorization server's metadata.", at(m.AS))
 		case len(m.ASTried) == 0:
-			f.fail("The authorization server %s is not a valid issuer (an absolute http(s) URL without query or fragment, RFC 8414 §2), so its metadata cannot be found.", oauthShort(m.Issuer))
+			f.fail("The authorization server %s is not a valid issuer (an absolute http(s) URL without query or fragment, RFC 8414 §2), so its metadata cannot be found.", clip.To(m.Issuer, oauthMaxQuoted))
 		case m.FromPRM:
 			f.fail("The protected-resource metadata names the authorization server %s, but no metadata answers for it (%s %s): publish RFC 8414 metadata there.",
-				oauthShort(m.Issuer), m.ASTried[0], oauthAnswer(m.AS))
+				clip.To(m.Issuer, oauthMaxQuoted), m.ASTried[0], oauthAnswer(m.AS))
 		case m.PRM.Found():
 			f.fail("The API declares itself protected, but there is no authorization-server metadata at %s or %s: agents cannot get a token; publish RFC 8414 metadata and list its issuer in authorization_servers.",
 				site.Origin+gather.WellKnownAS, site.Origin+gather.WellKnownOIDC)
@@ -194,41 +192,41 @@ func judgeOAuthAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f
 	}
 	asURL := m.AS.RequestURL
 	d["authorizationServer"] = asURL
-	d["issuer"] = oauthShort(as.Issuer)
-	d["tokenEndpoint"] = oauthShort(as.TokenEndpoint)
+	d["issuer"] = clip.To(as.Issuer, oauthMaxQuoted)
+	d["tokenEndpoint"] = clip.To(as.TokenEndpoint, oauthMaxQuoted)
 	if as.HasGrantTypes {
 		d["grantTypes"] = oauthCap(as.GrantTypes)
 	}
 	for _, p := range as.Problems {
 		f.partial("In %s, %s.", asURL, p)
 	}
-	expected := gather.IssuerOf(asURL)
+	expected := m.ExpectedIssuer()
 	switch {
 	case as.Issuer == "":
-		f.fail("%s has no issuer (RFC 8414 requires it): set it to %s.", asURL, expected)
-	case !oauthSameURL(as.Issuer, expected):
-		f.fail("%s names the issuer %s, but it was fetched for the issuer %s: clients reject metadata whose issuer differs from the one they built its URL from (RFC 8414 §3.3).",
-			asURL, oauthShort(as.Issuer), expected)
+		f.fail("%s has no issuer (RFC 8414 requires it): set it to %s. Until then clients must not use it, and its token endpoint was not contacted.", asURL, expected)
+	case m.Rejected():
+		f.fail("%s names the issuer %s, but it was fetched for the issuer %s: clients reject metadata whose issuer differs from the one they built its URL from (RFC 8414 §3.3), so its token endpoint was not contacted.",
+			asURL, clip.To(as.Issuer, oauthMaxQuoted), expected)
 	case m.FromPRM && as.Issuer != m.Issuer:
 		f.partial("The protected-resource metadata lists the authorization server %s but its metadata names the issuer %s: clients compare them character for character; make them identical.",
-			oauthShort(m.Issuer), oauthShort(as.Issuer))
+			clip.To(m.Issuer, oauthMaxQuoted), clip.To(as.Issuer, oauthMaxQuoted))
 	}
 	te := as.TokenEndpoint
 	switch u, err := url.Parse(te); {
 	case te == "":
 		f.fail("%s has no token_endpoint: agents cannot get a token; add it.", asURL)
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		f.fail("%s gives token_endpoint %s, which is not an absolute http(s) URL.", asURL, oauthShort(te))
+		f.fail("%s gives token_endpoint %s, which is not an absolute http(s) URL.", asURL, clip.To(te, oauthMaxQuoted))
 	case u.Scheme != "https" && !(gather.IsLoopback(site.Target) && u.Scheme == site.Target.Scheme):
-		f.fail("The token endpoint %s is not https: tokens and client credentials would cross the network in clear text; serve it over https.", oauthShort(te))
+		f.fail("The token endpoint %s is not https: tokens and client credentials would cross the network in clear text; serve it over https.", clip.To(te, oauthMaxQuoted))
 	}
 	switch {
 	case m.TokenSkip == "on another site":
-		f.partial("The token endpoint %s is on another site and was not checked; serve it from your own registrable domain or expect agents to trust that site.", oauthShort(te))
+		f.partial("The token endpoint %s is on another site and was not checked; serve it from your own registrable domain or expect agents to trust that site.", clip.To(te, oauthMaxQuoted))
 	case m.Token != nil && m.Token.Err != nil:
-		f.fail("The token endpoint %s %s.", oauthShort(te), oauthAnswer(m.Token))
+		f.fail("The token endpoint %s %s.", clip.To(te, oauthMaxQuoted), oauthAnswer(m.Token))
 	case m.Token != nil && m.Token.Status >= 500:
-		f.fail("The token endpoint %s answered %d %s to a GET: it looks broken (a working one answers 405 or 400).", oauthShort(te), m.Token.Status, http.StatusText(m.Token.Status))
+		f.fail("The token endpoint %s answered %d %s to a GET: it looks broken (a working one answers 405 or 400).", clip.To(te, oauthMaxQuoted), m.Token.Status, http.StatusText(m.Token.Status))
 	}
 	if m.Token != nil {
 		d["tokenEndpointStatus"] = m.Token.Status
@@ -250,14 +248,25 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 	switch {
 	case as == nil:
 		return na("Not tried: no authorization-server metadata was found, so there is no token endpoint to ask. An agent could try this site's protected API on its own only with RFC 8414 metadata that advertises client_credentials and the token_endpoint_auth_methods_supported value \"none\".")
+	case m.Rejected():
+		named := "names no issuer"
+		if as.Issuer != "" {
+			named = "names the issuer " + clip.To(as.Issuer, oauthMaxQuoted)
+		}
+		unused := "nothing it names was contacted"
+		if as.TokenEndpoint != "" {
+			unused = "its token endpoint " + clip.To(as.TokenEndpoint, oauthMaxQuoted) + " was not contacted"
+		}
+		return na(fmt.Sprintf("Not tried: the authorization-server metadata at %s %s, not %s, the issuer it was fetched for. RFC 8414 §3.3 says such metadata MUST NOT be used, so %s. Make its issuer %s and this probe will try the protected API.",
+			at(m.AS), named, m.ExpectedIssuer(), unused, m.ExpectedIssuer()))
 	case !as.AnonymousClientCredentials():
 		return na(fmt.Sprintf("Not tried: the authorization server's metadata (%s) does not advertise anonymous client credentials (\"client_credentials\" in grant_types_supported and \"none\" in token_endpoint_auth_methods_supported), so an agent needs registered credentials, which this probe does not have.", at(m.AS)))
 	case m.TokenSkip == "on another site":
-		return na(fmt.Sprintf("Not tried: the token endpoint %s is on another site; the deep scan sends no request to other sites.", oauthShort(as.TokenEndpoint)))
+		return na(fmt.Sprintf("Not tried: the token endpoint %s is on another site; the deep scan sends no request to other sites.", clip.To(as.TokenEndpoint, oauthMaxQuoted)))
 	case m.TokenSkip != "" || !ch.Tried:
 		return report.DeepProbe{Status: report.Fail, Message: fmt.Sprintf("%s advertises anonymous client credentials but its token_endpoint is unusable (%s): agents cannot get a token; give an absolute https URL.", at(m.AS), m.TokenSkip)}
 	}
-	te := oauthShort(as.TokenEndpoint)
+	te := clip.To(as.TokenEndpoint, oauthMaxQuoted)
 	d := map[string]any{"tokenEndpoint": te}
 	if ch.Scope != "" {
 		d["scopeRequested"] = ch.Scope
@@ -295,7 +304,7 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 		case r.TokenType == "":
 			f.partial("The token reply of %s has no token_type (RFC 6749 §5.1 requires it; say \"Bearer\").", te)
 		case !strings.EqualFold(r.TokenType, "Bearer"):
-			f.partial("The token reply of %s says token_type %q; agents send it as a Bearer token, which the API must accept.", te, oauthShort(r.TokenType))
+			f.partial("The token reply of %s says token_type %q; agents send it as a Bearer token, which the API must accept.", te, clip.To(r.TokenType, oauthMaxQuoted))
 		}
 	}
 	if ch.Target == "" {
@@ -354,7 +363,7 @@ func judgeOAuthChallenge(m *gather.OAuthMetadata, ch *gather.OAuthChallenge, sit
 		f.partial("GET %s without a token answered %d: the API does not ask for the token its metadata describes. If it is protected, %s; if it is public, do not point agents at it as the protected resource.", target, anon.Status, want)
 		return ""
 	case anon.Status >= 300 && anon.Status < 400:
-		f.partial("GET %s without a token redirects (%d, to %s) instead of challenging: agents cannot log in through a redirect; %s.", target, anon.Status, oauthShort(anon.Header.Get("Location")), want)
+		f.partial("GET %s without a token redirects (%d, to %s) instead of challenging: agents cannot log in through a redirect; %s.", target, anon.Status, clip.To(anon.Header.Get("Location"), oauthMaxQuoted), want)
 		return ""
 	default:
 		f.partial("GET %s without a token answered %d %s; it should %s.", target, anon.Status, http.StatusText(anon.Status), want)
@@ -368,7 +377,7 @@ func judgeOAuthChallenge(m *gather.OAuthMetadata, ch *gather.OAuthChallenge, sit
 	c := map[string]string{}
 	for _, k := range []string{"resource_metadata", "scope", "error", "realm"} {
 		if v, ok := b.Params[k]; ok {
-			c[k] = oauthShort(v)
+			c[k] = clip.To(v, oauthMaxQuoted)
 		}
 	}
 	d["challenge"] = c
@@ -383,13 +392,13 @@ func judgeOAuthChallenge(m *gather.OAuthMetadata, ch *gather.OAuthChallenge, sit
 	case rm == known && m.PRM.Found() && m.PRMFields != nil:
 		return rm
 	case rm == known:
-		f.partial("The challenge of %s points to %s, which %s.", target, oauthShort(rm), oauthAnswer(m.PRM))
+		f.partial("The challenge of %s points to %s, which %s.", target, clip.To(rm, oauthMaxQuoted), oauthAnswer(m.PRM))
 	case ch.Metadata == nil:
-		f.partial("The challenge of %s points to resource metadata at %s, on another site or not an http(s) URL; point it to %s.", target, oauthShort(rm), prmURL)
+		f.partial("The challenge of %s points to resource metadata at %s, on another site or not an http(s) URL; point it to %s.", target, clip.To(rm, oauthMaxQuoted), prmURL)
 	case ch.MetadataFields == nil:
-		f.partial("The challenge of %s points to %s, which %s, not protected-resource metadata.", target, oauthShort(rm), oauthAnswer(ch.Metadata))
+		f.partial("The challenge of %s points to %s, which %s, not protected-resource metadata.", target, clip.To(rm, oauthMaxQuoted), oauthAnswer(ch.Metadata))
 	case ch.MetadataFields.Resource == "" || !strings.HasPrefix(target, strings.TrimSuffix(ch.MetadataFields.Resource, "/")):
-		f.partial("The challenge of %s points to %s, whose resource %s does not cover %s (RFC 9728 §3.3).", target, oauthShort(rm), oauthShort(ch.MetadataFields.Resource), target)
+		f.partial("The challenge of %s points to %s, whose resource %s does not cover %s (RFC 9728 §3.3).", target, clip.To(rm, oauthMaxQuoted), clip.To(ch.MetadataFields.Resource, oauthMaxQuoted), target)
 	default:
 		return rm
 	}

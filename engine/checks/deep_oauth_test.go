@@ -11,6 +11,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/engine/wellknown"
 )
 
 const oauthOrigin = "https://shop.example" // the origin of these synthetic sites
@@ -30,9 +31,9 @@ func oauthJSON(u string, status int, body string) *fetch.Response {
 	return &fetch.Response{RequestURL: u, FinalURL: u, Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)}
 }
 
-func oauthFieldsOf(t *testing.T, body string) *gather.OAuthFields {
+func oauthFieldsOf(t *testing.T, body string) *wellknown.OAuthFields {
 	t.Helper()
-	f, err := gather.ParseOAuthFields([]byte(body))
+	f, err := wellknown.ParseOAuthFields([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,8 @@ func TestOAuthMetadataVerdicts(t *testing.T) {
 		}, report.Fail, []string{"not a JSON object"}},
 		{"issuer differs from its URL", func(m *gather.OAuthMetadata) {
 			m.ASFields.Issuer = "https://login.shop.example"
-		}, report.Fail, []string{"https://login.shop.example", "RFC 8414 §3.3"}},
+			m.Token = nil // the gatherer contacts nothing rejected metadata names
+		}, report.Fail, []string{"https://login.shop.example", "RFC 8414 §3.3", "not contacted"}},
 		{"issuer differs by a slash", func(m *gather.OAuthMetadata) {
 			m.Issuer, m.PRMFields.AuthorizationServers = oauthOrigin+"/", []string{oauthOrigin + "/"}
 		}, report.Partial, []string{"character for character"}},
@@ -186,6 +188,14 @@ func TestOAuthChallengeVerdicts(t *testing.T) {
 		{"token endpoint on another site", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			m.ASFields.TokenEndpoint, m.Token, m.TokenSkip, *ch = "https://idp.example/token", nil, "on another site", gather.OAuthChallenge{}
 		}, report.NA, []string{"https://idp.example/token", "another site"}},
+		// RFC 8414 §3.3: metadata whose issuer is not the one it was fetched
+		// for must not be used, however inviting its grants are.
+		{"metadata rejected for its issuer", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
+			m.ASFields.Issuer, m.Token, *ch = "https://login.shop.example", nil, gather.OAuthChallenge{}
+		}, report.NA, []string{"Not tried", "https://login.shop.example", "not " + oauthOrigin, "RFC 8414 §3.3", "MUST NOT be used", oauthOrigin + "/token was not contacted"}},
+		{"metadata without an issuer", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
+			m.ASFields.Issuer, m.Token, *ch = "", nil, gather.OAuthChallenge{}
+		}, report.NA, []string{"Not tried", "names no issuer", "RFC 8414 §3.3"}},
 		{"token refused", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Token = oauthJSON(oauthOrigin+"/token", 401, `{"error":"invalid_client","error_description":"<script>"}`)
 			ch.Reply, ch.Authed = gather.ParseTokenReply(ch.Token.Body), nil
@@ -214,12 +224,12 @@ func TestOAuthChallengeVerdicts(t *testing.T) {
 		{"resource_metadata for another resource", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Challenges = gather.ParseChallenges([]string{`Bearer resource_metadata="` + oauthOrigin + gather.WellKnownPRM + `/other"`})
 			ch.Metadata = oauthJSON(oauthOrigin+gather.WellKnownPRM+"/other", 200, `{"resource":"`+oauthOrigin+`/other"}`)
-			ch.MetadataFields, _ = gather.ParseOAuthFields(ch.Metadata.Body)
+			ch.MetadataFields, _ = wellknown.ParseOAuthFields(ch.Metadata.Body)
 		}, report.Partial, []string{"does not cover"}},
 		{"resource_metadata for this resource", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Challenges = gather.ParseChallenges([]string{`Bearer resource_metadata="` + oauthOrigin + gather.WellKnownPRM + `/api/items"`})
 			ch.Metadata = oauthJSON(oauthOrigin+gather.WellKnownPRM+"/api/items", 200, `{"resource":"`+oauthOrigin+`/api/items"}`)
-			ch.MetadataFields, _ = gather.ParseOAuthFields(ch.Metadata.Body)
+			ch.MetadataFields, _ = wellknown.ParseOAuthFields(ch.Metadata.Body)
 		}, report.Pass, []string{oauthOrigin + gather.WellKnownPRM + "/api/items"}},
 		{"no API to try", func(m *gather.OAuthMetadata, ch *gather.OAuthChallenge) {
 			ch.Target, ch.TargetSkip, ch.Anon, ch.Authed, ch.Challenges = "", "the OpenAPI description has no GET operation without path parameters", nil, nil, nil

@@ -3,8 +3,11 @@ package checks
 import (
 	"fmt"
 	"net/url"
+	"slices"
+	"sort"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
@@ -34,7 +37,14 @@ var pageProblemFix = []struct{ kind, fix string }{
 	{"h1", "Give each page exactly one h1 naming its subject."},
 }
 
+// pageProblem is one way a page falls short. Its text follows a count of
+// pages ("12 of 20 pages answered 404") as well as it follows one page's
+// URL, so it is worded in the past tense.
 type pageProblem struct{ kind, text string }
+
+// maxProblemWordings bounds the wordings of one kind of problem a message
+// spells out; the rest are counted together.
+const maxProblemWordings = 4
 
 // pageResult is one sampled page in the details.
 type pageResult struct {
@@ -45,6 +55,9 @@ type pageResult struct {
 	StructuredData bool     `json:"structuredData"`
 	Headings       bool     `json:"headings"`
 	Problems       []string `json:"problems,omitempty"`
+	// JSONLDErrors says, in words, why each JSON-LD block that does not
+	// parse fails (also on a page where another block parses).
+	JSONLDErrors []string `json:"jsonLdErrors,omitempty"`
 }
 
 func samplePages(in gather.Source) report.DeepProbe {
@@ -62,8 +75,7 @@ func samplePages(in gather.Source) report.DeepProbe {
 			Details: map[string]any{"sitemap": doc.SitemapURL, "skippedOffOrigin": doc.OffOrigin, "skippedAssets": doc.Assets}}
 	}
 	var results []pageResult
-	count := map[string]int{}
-	example := map[string]string{}
+	tallies := map[string]*problemTally{}
 	passed := 0
 	for _, p := range doc.Pages {
 		res, probs := judgePage(p, rb)
@@ -71,11 +83,12 @@ func samplePages(in gather.Source) report.DeepProbe {
 		for _, pr := range probs {
 			res.Problems = append(res.Problems, pr.text)
 			if !seen[pr.kind] {
+				// A page counts once per kind, under its first wording.
 				seen[pr.kind] = true
-				count[pr.kind]++
-				if example[pr.kind] == "" {
-					example[pr.kind] = p.URL + " " + pr.text
+				if tallies[pr.kind] == nil {
+					tallies[pr.kind] = &problemTally{}
 				}
+				tallies[pr.kind].add(pr.text, p.URL)
 			}
 		}
 		if len(probs) == 0 {
@@ -100,15 +113,24 @@ func samplePages(in gather.Source) report.DeepProbe {
 	if passed == n {
 		return report.DeepProbe{Status: report.Pass, Message: msg + " Each is indexable, answers Accept: text/markdown with markdown, carries parseable JSON-LD and has one h1." + offOrigin, Details: det}
 	}
-	top, fix := "", ""
+	// Kinds by the pages they affect, ties in pageProblemFix order: the
+	// first is the most common problem, named with examples and its fix.
+	var kinds []string
+	fix := map[string]string{}
 	for _, k := range pageProblemFix {
-		if count[k.kind] > count[top] {
-			top, fix = k.kind, k.fix
+		if tallies[k.kind] != nil {
+			kinds = append(kinds, k.kind)
+			fix[k.kind] = k.fix
 		}
 	}
-	msg += fmt.Sprintf(" Most common problem (%d of %d pages): %s. %s", count[top], n, example[top], fix)
-	if len(count) > 1 {
-		msg += " Other problems are listed per page in the details."
+	sort.SliceStable(kinds, func(i, j int) bool { return tallies[kinds[i]].pages > tallies[kinds[j]].pages })
+	msg += " Most common problem: " + tallies[kinds[0]].summary(n, true) + ". " + fix[kinds[0]]
+	if len(kinds) > 1 {
+		var also []string
+		for _, k := range kinds[1:] {
+			also = append(also, tallies[k].summary(n, false))
+		}
+		msg += " Also: " + strings.Join(also, "; ") + ". Each page's problems are listed in the details."
 	}
 	st := report.Fail
 	switch {
@@ -118,6 +140,60 @@ func samplePages(in gather.Source) report.DeepProbe {
 		st = report.Partial
 	}
 	return report.DeepProbe{Status: st, Message: msg + offOrigin, Details: det}
+}
+
+// problemTally counts the pages with one kind of problem, by wording, in the
+// order the wordings were first seen, with the first page of each.
+type problemTally struct {
+	pages    int
+	wordings []problemWording
+}
+
+type problemWording struct {
+	text, example string
+	pages         int
+}
+
+func (t *problemTally) add(text, url string) {
+	t.pages++
+	for i := range t.wordings {
+		if t.wordings[i].text == text {
+			t.wordings[i].pages++
+			return
+		}
+	}
+	t.wordings = append(t.wordings, problemWording{text: text, example: url, pages: 1})
+}
+
+// summary counts each wording truly, the most frequent first: "12 of 20
+// pages answered 404 and 4 answered 410", with an example page for each
+// when examples is set. Wordings beyond maxProblemWordings are counted
+// together.
+func (t *problemTally) summary(sampled int, examples bool) string {
+	ws := slices.Clone(t.wordings)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].pages > ws[j].pages })
+	rest := 0
+	if len(ws) > maxProblemWordings {
+		for _, w := range ws[maxProblemWordings:] {
+			rest += w.pages
+		}
+		ws = ws[:maxProblemWordings]
+	}
+	var parts []string
+	for i, w := range ws {
+		part := fmt.Sprintf("%d %s", w.pages, w.text)
+		if i == 0 {
+			part = fmt.Sprintf("%d of %d pages %s", w.pages, sampled, w.text)
+		}
+		if examples {
+			part += " (e.g. " + clip.To(w.example, 120) + ")"
+		}
+		parts = append(parts, part)
+	}
+	if rest > 0 {
+		parts = append(parts, fmt.Sprintf("%d in other ways", rest))
+	}
+	return joinAnd(parts)
 }
 
 // judgePage applies the homepage's rules to one page. A page that did not
@@ -137,27 +213,27 @@ func judgePage(p *gather.PageSample, rb *gather.RobotsTxt) (pageResult, []pagePr
 		add("status", "answered %d", r.Status)
 		return res, probs
 	case !p.HTML:
-		add("nothtml", "answered %s, not HTML", orUnknown(r.ContentType()))
+		add("nothtml", "answered %s, not HTML", clip.To(orUnknown(r.ContentType()), 60))
 		return res, probs
 	}
 	res.Indexable = true
 	if p.SameAsHome {
 		res.Indexable = false
-		add("soft404", "serves the homepage's HTML (a soft 404)")
+		add("soft404", "served the homepage's HTML (a soft 404)")
 	}
-	for _, v := range r.Header.Values("X-Robots-Tag") {
-		if d, applies := robotsDirectives(v); applies && pageNoindex(d) {
-			res.Indexable = false
-			add("noindex", "says noindex in its X-Robots-Tag header")
-			break
+	if noindex, _ := indexRules(r.Header, p.RobotsMeta); len(noindex) > 0 {
+		res.Indexable = false
+		d := noindex[0].directive
+		if d == "none" {
+			d = "none (noindex, nofollow)"
 		}
-	}
-	for _, m := range p.RobotsMeta {
-		if pageNoindex(strings.ToLower(m.Content)) {
-			res.Indexable = false
-			add("noindex", "says noindex in <meta name=%q>", m.Name)
-			break
+		var where []string
+		for _, n := range noindex {
+			if !slices.Contains(where, n.where) {
+				where = append(where, n.where)
+			}
 		}
+		add("noindex", "set %s in %s", d, joinAnd(where))
 	}
 	if rb.File != nil {
 		if u, err := url.Parse(p.URL); err == nil {
@@ -167,7 +243,7 @@ func judgePage(p *gather.PageSample, rb *gather.RobotsTxt) (pageResult, []pagePr
 			}
 			if d := rb.File.Check("Googlebot", target); !d.Allowed {
 				res.Indexable = false
-				add("robots", "is disallowed by robots.txt")
+				add("robots", "matched a Disallow rule for Googlebot in robots.txt")
 			}
 		}
 	}
@@ -180,32 +256,26 @@ func judgePage(p *gather.PageSample, rb *gather.RobotsTxt) (pageResult, []pagePr
 	} else {
 		add("markdown", "%s", why)
 	}
+	if p.JSONLD != nil {
+		res.JSONLDErrors = p.JSONLD.Errors
+	}
 	switch {
 	case p.JSONLD != nil && p.JSONLD.Parsed > 0:
 		res.StructuredData = true
 	case p.JSONLD != nil && p.JSONLD.Blocks > 0:
-		add("jsonld", "has JSON-LD that does not parse%s", cut)
+		add("jsonld", "carried JSON-LD that does not parse%s", cut)
 	default:
-		add("jsonld", "has no JSON-LD block%s", cut)
+		add("jsonld", "carried no JSON-LD block%s", cut)
 	}
 	switch {
 	case p.H1 == 1:
 		res.Headings = true
 	case p.H1 == 0:
-		add("h1", "has no h1%s", cut)
+		add("h1", "carried no h1%s", cut)
 	default:
-		add("h1", "has %d h1 headings", p.H1)
+		add("h1", "carried %d h1 headings", p.H1)
 	}
 	return res, probs
-}
-
-func pageNoindex(directives string) bool {
-	for _, d := range strings.Split(directives, ",") {
-		if d = strings.TrimSpace(d); d == "noindex" || d == "none" {
-			return true
-		}
-	}
-	return false
 }
 
 // pageMarkdown is the homepage's markdown rule (1.17's pass) for one page:
@@ -213,24 +283,24 @@ func pageNoindex(directives string) bool {
 func pageMarkdown(r *fetch.Response) (bool, string) {
 	switch {
 	case r == nil:
-		return false, "was not asked for markdown"
+		return false, "got no markdown request"
 	case r.Err != nil:
 		return false, "did not answer Accept: text/markdown (" + fetch.Describe(r.Err) + ")"
 	case !r.OK():
-		return false, fmt.Sprintf("answers Accept: text/markdown with %d", r.Status)
+		return false, fmt.Sprintf("answered Accept: text/markdown with %d", r.Status)
 	case !r.Complete():
 		return false, "sent a markdown answer that was cut (" + cutReason(r) + ")"
 	case r.LooksHTML():
-		return false, "answers Accept: text/markdown with HTML"
+		return false, "answered Accept: text/markdown with HTML"
 	case len(r.Body) == 0:
-		return false, "answers Accept: text/markdown with an empty body"
+		return false, "answered Accept: text/markdown with an empty body"
 	}
 	// What passes 1.17 for the homepage passes here for each page.
 	switch _, ct, vary := markdownServed(r); {
 	case ct != "text/markdown":
-		return false, "answers Accept: text/markdown with " + orUnknown(ct) + " instead of text/markdown"
+		return false, "answered Accept: text/markdown with " + clip.To(orUnknown(ct), 60) + " instead of text/markdown"
 	case !vary:
-		return false, "serves markdown without Vary: Accept"
+		return false, "served markdown without Vary: Accept"
 	}
 	return true, ""
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
@@ -51,11 +52,7 @@ func absence(r *fetch.Response) string {
 }
 
 func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 160 {
-		s = s[:160] + "…"
-	}
-	return s
+	return clip.To(err.Error(), 160)
 }
 
 // probe is the details entry for one fetched URL.
@@ -117,6 +114,14 @@ func robotsMissing(rb *gather.RobotsTxt) string {
 		return "robots.txt is unreachable (" + absence(r) + ")"
 	}
 	return "There is no robots.txt (" + absence(r) + ")"
+}
+
+// joinAnd lists parts as a sentence does: "a", "a and b", "a, b and c".
+func joinAnd(parts []string) string {
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 func article(word string) string {

@@ -67,7 +67,7 @@ func init() {
 		Snippet:  starterLinkHeader,
 		Fix:      "Send `Link: </.well-known/api-catalog>; rel=\"api-catalog\", </llms.txt>; rel=\"describedby\"; type=\"text/markdown\"` on the homepage response."}, needs(gather.Home), linkHeaders)
 	register(Definition{ID: "1.12", Level: 1, Name: "MCP Server", Effort: Medium,
-		LooksFor: "/.well-known/mcp/server-card, /.well-known/mcp/server-card.json, /.well-known/mcp.json, <link rel=\"mcp\">; then an MCP handshake with the endpoint the card names (server/discover and initialize).",
+		LooksFor: "/.well-known/mcp/server-card, /.well-known/mcp/server-card.json, /.well-known/mcp.json, <link rel=\"mcp\">; then an MCP handshake with the endpoint the card names (server/discover and initialize); a session the server opens is ended with DELETE.",
 		Rule:     "pass: a server card naming a Streamable HTTP endpoint on the same site, and that endpoint answers an MCP handshake. partial: a card that is invalid, names an endpoint on another site, or whose endpoint does not answer. fail: no card.",
 		Snippet:  starterMCPCard,
 		Fix:      "Publish an MCP server card at /.well-known/mcp/server-card with `name`, `version` and `remotes: [{\"type\": \"streamable-http\", \"url\": \"https://your.site/mcp\"}]`, and serve that endpoint."}, needs(gather.MCPCard), mcpServer)

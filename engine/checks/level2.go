@@ -460,7 +460,7 @@ func x402(in gather.Source) Outcome {
 		return partial("/.well-known/x402 exists but does not hold valid x402 requirements.", "", p, at(r))
 	}
 	if len(invalid) > 0 {
-		return partial("A 402 answer carries no valid x402 payment requirements ("+invalid[0]+").", "", map[string]any{"402": invalid}, invalid[0])
+		return partial("A 402 answer carries no valid x402 payment requirements ("+invalid[0]+").", "", map[string]any{"urls": invalid}, invalid[0])
 	}
 	if spec.Spec != nil && spec.Spec.Declares402() {
 		return partial("The OpenAPI document declares 402 responses, but no x402 requirements were seen.", "", nil, at(spec.Resp))

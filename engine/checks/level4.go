@@ -2,12 +2,14 @@ package checks
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/htmlpage"
 	"github.com/agentready/agentready/engine/jsonld"
 )
 
@@ -100,45 +102,73 @@ func googleExtended(in gather.Source) Outcome {
 
 var maxSnippetZero = regexp.MustCompile(`max-snippet\s*:\s*0\b`)
 
-// robotsDirectives reads an X-Robots-Tag value; scoped values ("bot: noindex")
-// count only when the bot is googlebot.
-func robotsDirectives(v string) (string, bool) {
-	l := strings.ToLower(strings.TrimSpace(v))
-	if i := strings.Index(l, ":"); i > 0 {
-		bot := strings.TrimSpace(l[:i])
-		if !strings.ContainsAny(bot, " ,") && bot != "max-snippet" && bot != "max-image-preview" && bot != "max-video-preview" && bot != "unavailable_after" {
-			return l[i+1:], bot == "googlebot"
-		}
-	}
-	return l, true
+// indexRule is one robots directive that limits what search engines do
+// with a page, and where the page said it.
+type indexRule struct {
+	where     string // X-Robots-Tag, X-Robots-Tag (googlebot), <meta name="robots"> or <meta name="googlebot">
+	directive string // noindex, none, nosnippet or max-snippet:0, as written (lower case)
 }
 
-func indexable(in gather.Source) Outcome {
-	h := gather.Get(in, gather.Home)
-	var noindex, nosnippet []string
+func (r indexRule) String() string { return r.where + ": " + r.directive }
+
+// indexRules reads what a page's X-Robots-Tag headers and robots meta tags
+// (robots and googlebot) say about Google indexing it: noindex (or none)
+// keeps it out of the index, nosnippet (or max-snippet:0) keeps answers from
+// quoting it. A header value scoped to a bot ("otherbot: noindex") counts
+// only for googlebot. 4.3 judges the homepage with it, pages.sample every
+// sampled page.
+func indexRules(header http.Header, metas []htmlpage.Meta) (noindex, nosnippet []indexRule) {
 	scan := func(where, v string) {
 		for _, d := range strings.Split(v, ",") {
 			d = strings.TrimSpace(d)
 			switch {
 			case d == "noindex" || d == "none":
-				noindex = append(noindex, where+": "+d)
+				noindex = append(noindex, indexRule{where, d})
 			case d == "nosnippet" || maxSnippetZero.MatchString(d):
-				nosnippet = append(nosnippet, where+": "+d)
+				nosnippet = append(nosnippet, indexRule{where, d})
 			}
 		}
 	}
-	for _, v := range h.Resp.Header.Values("X-Robots-Tag") {
-		if d, applies := robotsDirectives(v); applies {
-			scan("X-Robots-Tag", d)
+	for _, v := range header.Values("X-Robots-Tag") {
+		l := strings.ToLower(strings.TrimSpace(v))
+		if bot, rest, scoped := xRobotsScope(l); !scoped {
+			scan("X-Robots-Tag", l)
+		} else if bot == "googlebot" {
+			scan("X-Robots-Tag ("+bot+")", rest)
 		}
 	}
+	for _, m := range metas {
+		if m.Name == "robots" || m.Name == "googlebot" {
+			scan("<meta name=\""+m.Name+"\">", strings.ToLower(m.Content))
+		}
+	}
+	return noindex, nosnippet
+}
+
+// xRobotsScope splits a lower-cased X-Robots-Tag value scoped to one bot
+// ("googlebot: noindex") into the bot and its directives. A directive that
+// takes a value (max-snippet: 0, unavailable_after: …) is not a scope.
+func xRobotsScope(l string) (bot, rest string, scoped bool) {
+	i := strings.Index(l, ":")
+	if i <= 0 {
+		return "", l, false
+	}
+	bot = strings.TrimSpace(l[:i])
+	switch {
+	case strings.ContainsAny(bot, " ,"), bot == "max-snippet", bot == "max-image-preview", bot == "max-video-preview", bot == "unavailable_after":
+		return "", l, false
+	}
+	return bot, l[i+1:], true
+}
+
+func indexable(in gather.Source) Outcome {
+	h := gather.Get(in, gather.Home)
+	var metas []htmlpage.Meta
 	if h.Page != nil {
-		for _, m := range h.Page.Metas {
-			if m.Name == "robots" || m.Name == "googlebot" {
-				scan("<meta name=\""+m.Name+"\">", strings.ToLower(m.Content))
-			}
-		}
+		metas = h.Page.Metas
 	}
+	noindexRules, nosnippetRules := indexRules(h.Resp.Header, metas)
+	noindex, nosnippet := ruleStrings(noindexRules), ruleStrings(nosnippetRules)
 	det := map[string]any{"noindex": noindex, "nosnippet": nosnippet}
 	switch {
 	case len(noindex) > 0:
@@ -147,6 +177,14 @@ func indexable(in gather.Source) Outcome {
 		return partial("The homepage may be indexed but forbids snippets ("+nosnippet[0]+"), so AI answers cannot quote it.", "Remove `nosnippet` / `max-snippet:0` so answers can ground on your text.", det, at(h.Resp))
 	}
 	return pass("Nothing stops search engines from indexing the homepage"+homeNote(h)+".", nil, at(h.Resp))
+}
+
+func ruleStrings(rules []indexRule) []string {
+	var out []string
+	for _, r := range rules {
+		out = append(out, r.String())
+	}
+	return out
 }
 
 func sitemap(in gather.Source) Outcome {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/signal"
 	"github.com/agentready/agentready/engine/weburl"
 )
@@ -52,9 +53,9 @@ func ParseACP(body []byte, base *url.URL) (*ACPDiscovery, error) {
 		d.Shape = "pre-spec"
 	}
 	if s := str(m, "protocol"); s != "" {
-		d.LegacyMarker = fmt.Sprintf("`protocol` is the string %q", clip(s))
+		d.LegacyMarker = fmt.Sprintf("`protocol` is the string %q", clip.To(s, maxQuoted))
 	} else if v := str(m, "version"); v != "" && proto == nil {
-		d.LegacyMarker = fmt.Sprintf("top-level `version` %q", clip(v))
+		d.LegacyMarker = fmt.Sprintf("top-level `version` %q", clip.To(v, maxQuoted))
 	}
 	d.APIBaseURL = str(m, "api_base_url")
 	if d.APIBaseURL != "" && base != nil {
@@ -69,7 +70,7 @@ func ParseACP(body []byte, base *url.URL) (*ACPDiscovery, error) {
 	for _, e := range list(caps["extensions"]) {
 		var o map[string]json.RawMessage
 		if json.Unmarshal(e, &o) == nil && str(o, "name") != "" {
-			d.Extensions = append(d.Extensions, clip(str(o, "name")))
+			d.Extensions = append(d.Extensions, clip.To(str(o, "name"), maxQuoted))
 		}
 	}
 	d.Endpoints = sortedKeys(sub(m, "endpoints"))
@@ -84,16 +85,16 @@ func ParseACP(body []byte, base *url.URL) (*ACPDiscovery, error) {
 	need(d.APIBaseURL != "", "`api_base_url`")
 	need(len(d.Transports) > 0, "`transports`")
 	if d.ProtocolName != "" && d.ProtocolName != "acp" {
-		d.Findings = append(d.Findings, fmt.Sprintf("`protocol.name` is %q; the RFC fixes it to \"acp\"", clip(d.ProtocolName)))
+		d.Findings = append(d.Findings, fmt.Sprintf("`protocol.name` is %q; the RFC fixes it to \"acp\"", clip.To(d.ProtocolName, maxQuoted)))
 	}
 	if d.Version != "" && !ValidDate(d.Version) {
-		d.Findings = append(d.Findings, fmt.Sprintf("`protocol.version` %q is not a YYYY-MM-DD API version", clip(d.Version)))
+		d.Findings = append(d.Findings, fmt.Sprintf("`protocol.version` %q is not a YYYY-MM-DD API version", clip.To(d.Version, maxQuoted)))
 	}
 	if d.APIBaseURL != "" {
 		if u, err := url.Parse(d.APIBaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			d.Findings = append(d.Findings, fmt.Sprintf("`api_base_url` %q is not an absolute http(s) URL", clip(d.APIBaseURL)))
+			d.Findings = append(d.Findings, fmt.Sprintf("`api_base_url` %q is not an absolute http(s) URL", clip.To(d.APIBaseURL, maxQuoted)))
 		} else if base != nil && !d.SameSite {
-			d.Findings = append(d.Findings, fmt.Sprintf("`api_base_url` %q is on another site than the document", clip(d.APIBaseURL)))
+			d.Findings = append(d.Findings, fmt.Sprintf("`api_base_url` %q is on another site than the document", clip.To(d.APIBaseURL, maxQuoted)))
 		}
 	}
 	if proto != nil && len(d.Services) == 0 {
@@ -107,7 +108,7 @@ func strings1(raw json.RawMessage) []string {
 	for _, e := range list(raw) {
 		var s string
 		if json.Unmarshal(e, &s) == nil && s != "" {
-			out = append(out, clip(s))
+			out = append(out, clip.To(s, maxQuoted))
 		}
 	}
 	return out
@@ -152,17 +153,17 @@ func gradeACP(body []byte, base *url.URL) signal.Verdict {
 		return signal.Partial(msg, acpRec, details...)
 	}
 	if !d.SameSite {
-		return signal.Partial(fmt.Sprintf("The ACP discovery document's `api_base_url` %q is not on this site.", clip(d.APIBaseURL)),
+		return signal.Partial(fmt.Sprintf("The ACP discovery document's `api_base_url` %q is not on this site.", clip.To(d.APIBaseURL, maxQuoted)),
 			"Point `api_base_url` at the API this site serves, or publish the document on the platform that serves it.", details...)
 	}
-	return signal.Pass(fmt.Sprintf("ACP discovery document (version %s) with API %s over %s.", clip(d.Version), clip(d.APIBaseURL), strings.Join(d.Transports, ", ")), details...)
+	return signal.Pass(fmt.Sprintf("ACP discovery document (version %s) with API %s over %s.", clip.To(d.Version, maxQuoted), clip.To(d.APIBaseURL, maxQuoted), strings.Join(d.Transports, ", ")), details...)
 }
 
 // Details lists the document's verdict-relevant members.
 func (d *ACPDiscovery) Details() []string {
 	var out []string
 	if d.ProtocolName != "" || d.Version != "" {
-		out = append(out, fmt.Sprintf("protocol %s %s", clip(d.ProtocolName), clip(d.Version)))
+		out = append(out, fmt.Sprintf("protocol %s %s", clip.To(d.ProtocolName, maxQuoted), clip.To(d.Version, maxQuoted)))
 	}
 	if d.LegacyMarker != "" {
 		out = append(out, d.LegacyMarker)
@@ -171,7 +172,7 @@ func (d *ACPDiscovery) Details() []string {
 		out = append(out, "supported versions: "+clipJoin(d.SupportedVersions))
 	}
 	if d.APIBaseURL != "" {
-		out = append(out, "api_base_url: "+clip(d.APIBaseURL))
+		out = append(out, "api_base_url: "+clip.To(d.APIBaseURL, maxQuoted))
 	}
 	if len(d.Transports) > 0 {
 		out = append(out, "transports: "+clipJoin(d.Transports))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/signal"
 )
 
@@ -58,7 +59,7 @@ func FindAP2(card []byte) (*AP2Extension, error) {
 		if !namesAP2(uri) {
 			continue
 		}
-		x := &AP2Extension{URI: clip(uri), Exact: uri == AP2ExtensionURI}
+		x := &AP2Extension{URI: clip.To(uri, maxQuoted), Exact: uri == AP2ExtensionURI}
 		_ = json.Unmarshal(e["required"], &x.Required)
 		params := sub(e, "params")
 		for _, r := range strings1(params["roles"]) {

@@ -3,6 +3,8 @@ package commerce
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentready/agentready/engine/clip"
 )
 
 // Challenge is one auth challenge of a WWW-Authenticate field (RFC 9110 §11.3).
@@ -161,7 +163,7 @@ func (p *scanner) challenges() []Challenge {
 		p.ows()
 		if cur != nil && !p.eof() && p.s[p.i] == '=' {
 			if cur.Token68 != "" {
-				cur.Problems = append(cur.Problems, fmt.Sprintf("parameter %q follows the token68 %q; a challenge has one or the other", clip(name), clip(cur.Token68)))
+				cur.Problems = append(cur.Problems, fmt.Sprintf("parameter %q follows the token68 %q; a challenge has one or the other", clip.To(name, maxQuoted), clip.To(cur.Token68, maxQuoted)))
 			}
 			p.i++
 			p.ows()
@@ -176,7 +178,7 @@ func (p *scanner) challenges() []Challenge {
 			continue
 		}
 		if p.s[p.i] != ' ' && p.s[p.i] != '\t' {
-			cur.Problems = append(cur.Problems, fmt.Sprintf("the scheme %q is followed by %q instead of a space", clip(p.s[start:p.i]), printable(p.s[p.i])))
+			cur.Problems = append(cur.Problems, fmt.Sprintf("the scheme %q is followed by %q instead of a space", clip.To(p.s[start:p.i], maxQuoted), printable(p.s[p.i])))
 			p.skipElement()
 			continue
 		}
@@ -221,29 +223,29 @@ func (p *scanner) param(c *Challenge, name string) {
 	var val string
 	switch {
 	case p.eof() || p.s[p.i] == ',':
-		c.Problems = append(c.Problems, fmt.Sprintf("parameter %q has no value", clip(name)))
+		c.Problems = append(c.Problems, fmt.Sprintf("parameter %q has no value", clip.To(name, maxQuoted)))
 		return
 	case p.s[p.i] == '"':
 		v, ok := p.quoted()
 		if !ok {
-			c.Problems = append(c.Problems, fmt.Sprintf("the quoted value of %q is not closed", clip(name)))
+			c.Problems = append(c.Problems, fmt.Sprintf("the quoted value of %q is not closed", clip.To(name, maxQuoted)))
 		}
 		val = v
 	default:
 		val = p.token()
 		if val == "" {
-			c.Problems = append(c.Problems, fmt.Sprintf("parameter %q has %q where a token or quoted string belongs", clip(name), printable(p.s[p.i])))
+			c.Problems = append(c.Problems, fmt.Sprintf("parameter %q has %q where a token or quoted string belongs", clip.To(name, maxQuoted), printable(p.s[p.i])))
 			p.skipElement()
 			return
 		}
 	}
 	p.ows()
 	if !p.eof() && p.s[p.i] != ',' {
-		c.Problems = append(c.Problems, fmt.Sprintf("unexpected %q after the value of %q", printable(p.s[p.i]), clip(name)))
+		c.Problems = append(c.Problems, fmt.Sprintf("unexpected %q after the value of %q", printable(p.s[p.i]), clip.To(name, maxQuoted)))
 		p.skipElement()
 	}
 	if _, dup := c.Params[key]; dup {
-		c.Problems = append(c.Problems, fmt.Sprintf("parameter %q appears twice", clip(key)))
+		c.Problems = append(c.Problems, fmt.Sprintf("parameter %q appears twice", clip.To(key, maxQuoted)))
 		return
 	}
 	if len(c.Params) >= maxParams {

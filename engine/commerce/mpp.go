@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/openapi"
 	"github.com/agentready/agentready/engine/signal"
 )
@@ -37,7 +38,7 @@ var lowerMethod = regexp.MustCompile(`^[a-z0-9][a-z0-9._:-]*$`)
 // "Payment-Authorization") and opaque (base64url JSON object of strings).
 func CheckPayment(ch Challenge) PaymentChallenge {
 	p := ch.Params
-	c := PaymentChallenge{ID: clip(p["id"]), Realm: clip(p["realm"]), Method: clip(p["method"]), Intent: clip(p["intent"]), Expires: clip(p["expires"])}
+	c := PaymentChallenge{ID: clip.To(p["id"], maxQuoted), Realm: clip.To(p["realm"], maxQuoted), Method: clip.To(p["method"], maxQuoted), Intent: clip.To(p["intent"], maxQuoted), Expires: clip.To(p["expires"], maxQuoted)}
 	c.Problems = append(c.Problems, ch.Problems...)
 	if ch.Token68 != "" {
 		c.Problems = append(c.Problems, "the challenge carries a token68 instead of parameters")
@@ -48,7 +49,7 @@ func CheckPayment(ch Challenge) PaymentChallenge {
 		}
 	}
 	if m := p["method"]; m != "" && !lowerMethod.MatchString(m) {
-		c.Problems = append(c.Problems, fmt.Sprintf("`method` %q must be a lower-case ASCII identifier", clip(m)))
+		c.Problems = append(c.Problems, fmt.Sprintf("`method` %q must be a lower-case ASCII identifier", clip.To(m, maxQuoted)))
 	}
 	if r := p["request"]; r != "" {
 		if why := b64JSON(r, false); why != "" {
@@ -57,11 +58,11 @@ func CheckPayment(ch Challenge) PaymentChallenge {
 	}
 	if e, ok := p["expires"]; ok {
 		if _, err := time.Parse(time.RFC3339, e); err != nil {
-			c.Problems = append(c.Problems, fmt.Sprintf("`expires` %q is not an RFC 3339 date-time", clip(e)))
+			c.Problems = append(c.Problems, fmt.Sprintf("`expires` %q is not an RFC 3339 date-time", clip.To(e, maxQuoted)))
 		}
 	}
 	if h, ok := p["header"]; ok && h != "Payment-Authorization" {
-		c.Problems = append(c.Problems, fmt.Sprintf("`header` is %q; the only allowed value is \"Payment-Authorization\"", clip(h)))
+		c.Problems = append(c.Problems, fmt.Sprintf("`header` is %q; the only allowed value is \"Payment-Authorization\"", clip.To(h, maxQuoted)))
 	}
 	if o, ok := p["opaque"]; ok {
 		if why := b64JSON(o, true); why != "" {
@@ -156,7 +157,7 @@ func GradeMPP(seen []Observed, spec *openapi.Spec) signal.Verdict {
 	}
 	name, declared := DeclaresPayment(spec)
 	if declared {
-		details = append(details, fmt.Sprintf("OpenAPI security scheme %q is HTTP `Payment`", clip(name)))
+		details = append(details, fmt.Sprintf("OpenAPI security scheme %q is HTTP `Payment`", clip.To(name, maxQuoted)))
 	}
 	if spec != nil && spec.Declares402() {
 		details = append(details, "the OpenAPI description documents a 402 response")

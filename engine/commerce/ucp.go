@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/jsonerr"
 	"github.com/agentready/agentready/engine/signal"
 )
@@ -166,7 +167,7 @@ func readServices(p *UCPProfile, raw json.RawMessage) {
 	for _, name := range sortedKeys(m) {
 		s := Service{Name: name}
 		if !ReverseDomain(name) {
-			p.Findings = append(p.Findings, fmt.Sprintf("service name %q is not a reverse-domain name", clip(name)))
+			p.Findings = append(p.Findings, fmt.Sprintf("service name %q is not a reverse-domain name", clip.To(name, maxQuoted)))
 		}
 		if l := list(m[name]); l != nil {
 			// 2026-04-08: an array of bindings, each naming its transport.
@@ -189,7 +190,7 @@ func readServices(p *UCPProfile, raw json.RawMessage) {
 				}
 			}
 		} else {
-			p.Findings = append(p.Findings, fmt.Sprintf("service %q is %s, not a list of transports", clip(name), kind(m[name])))
+			p.Findings = append(p.Findings, fmt.Sprintf("service %q is %s, not a list of transports", clip.To(name, maxQuoted), kind(m[name])))
 		}
 		p.Services = append(p.Services, s)
 		if len(p.Services) == maxItems {
@@ -199,10 +200,10 @@ func readServices(p *UCPProfile, raw json.RawMessage) {
 }
 
 func binding(p *UCPProfile, service, transport, endpoint string) Binding {
-	b := Binding{Transport: transport, Endpoint: clip(endpoint)}
+	b := Binding{Transport: transport, Endpoint: clip.To(endpoint, maxQuoted)}
 	if transport == "" {
 		b.Transport = "unnamed"
-		p.Findings = append(p.Findings, fmt.Sprintf("a binding of %q names no `transport`", clip(service)))
+		p.Findings = append(p.Findings, fmt.Sprintf("a binding of %q names no `transport`", clip.To(service, maxQuoted)))
 	}
 	if transport == "embedded" && endpoint == "" {
 		b.Usable = true // embedded bindings are schemas, not endpoints
@@ -210,7 +211,7 @@ func binding(p *UCPProfile, service, transport, endpoint string) Binding {
 	}
 	why := endpointProblem(endpoint)
 	if why != "" {
-		p.Findings = append(p.Findings, fmt.Sprintf("%s %s endpoint %s", clip(service), b.Transport, why))
+		p.Findings = append(p.Findings, fmt.Sprintf("%s %s endpoint %s", clip.To(service, maxQuoted), b.Transport, why))
 	}
 	b.Usable = why == ""
 	return b
@@ -223,15 +224,15 @@ func endpointProblem(ep string) string {
 		return "is missing"
 	}
 	if strings.Contains(ep, "{") {
-		return fmt.Sprintf("%q is an unexpanded template", clip(ep))
+		return fmt.Sprintf("%q is an unexpanded template", clip.To(ep, maxQuoted))
 	}
 	u, err := url.Parse(ep)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Sprintf("%q is not an absolute http(s) URL", clip(ep))
+		return fmt.Sprintf("%q is not an absolute http(s) URL", clip.To(ep, maxQuoted))
 	}
 	h := strings.ToLower(u.Hostname())
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") || h == "127.0.0.1" || h == "::1" || h == "0.0.0.0" {
-		return fmt.Sprintf("%q points at the publisher's own machine", clip(ep))
+		return fmt.Sprintf("%q points at the publisher's own machine", clip.To(ep, maxQuoted))
 	}
 	return ""
 }
@@ -296,13 +297,13 @@ func readKeys(p *UCPProfile, root, u map[string]json.RawMessage) {
 			if id == "" {
 				id = "unnamed " + str(o, "kty") + " key"
 			}
-			p.SigningKeys = append(p.SigningKeys, clip(id))
+			p.SigningKeys = append(p.SigningKeys, clip.To(id, maxQuoted))
 			if _, ok := o["d"]; ok {
-				p.PrivateKeys = append(p.PrivateKeys, clip(id))
-				p.Findings = append(p.Findings, fmt.Sprintf("signing key %q PUBLISHES ITS PRIVATE MEMBER `d`", clip(id)))
+				p.PrivateKeys = append(p.PrivateKeys, clip.To(id, maxQuoted))
+				p.Findings = append(p.Findings, fmt.Sprintf("signing key %q PUBLISHES ITS PRIVATE MEMBER `d`", clip.To(id, maxQuoted)))
 			}
 			if str(o, "x") == "" && str(o, "n") == "" && str(o, "public_key_pem") != "" {
-				p.Findings = append(p.Findings, fmt.Sprintf("signing key %q is a PEM string, not JWK members (x, y)", clip(id)))
+				p.Findings = append(p.Findings, fmt.Sprintf("signing key %q is a PEM string, not JWK members (x, y)", clip.To(id, maxQuoted)))
 			}
 		}
 	}
@@ -342,7 +343,7 @@ func gradeUCP(body []byte) signal.Verdict {
 		if p.Version == "" {
 			missing = append(missing, "no `version`")
 		} else {
-			missing = append(missing, fmt.Sprintf("`version` %q is not a YYYY-MM-DD date", clip(p.Version)))
+			missing = append(missing, fmt.Sprintf("`version` %q is not a YYYY-MM-DD date", clip.To(p.Version, maxQuoted)))
 		}
 	}
 	usable := 0
@@ -362,7 +363,7 @@ func gradeUCP(body []byte) signal.Verdict {
 	var bad []string
 	for _, c := range p.Capabilities {
 		if !ReverseDomain(c) {
-			bad = append(bad, fmt.Sprintf("%q", clip(c)))
+			bad = append(bad, fmt.Sprintf("%q", clip.To(c, maxQuoted)))
 		}
 	}
 	switch {
@@ -393,7 +394,7 @@ func (p *UCPProfile) Details() []string {
 		if len(ts) == 0 {
 			ts = []string{"no transports"}
 		}
-		out = append(out, "service "+clip(s.Name)+": "+strings.Join(ts, ", "))
+		out = append(out, "service "+clip.To(s.Name, maxQuoted)+": "+strings.Join(ts, ", "))
 	}
 	if len(p.Capabilities) > 0 {
 		out = append(out, "capabilities: "+clipJoin(p.Capabilities))
@@ -433,15 +434,10 @@ func count(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// clip keeps a site's string short enough for a message.
-func clip(s string) string {
-	r := []rune(s)
-	if len(r) > 120 {
-		return string(r[:117]) + "..."
-	}
-	return s
-}
+// maxQuoted bounds, in runes, a site's string quoted in a message or detail.
+const maxQuoted = 120
 
+// clipJoin lists up to 20 of a site's strings, each clipped.
 func clipJoin(l []string) string {
 	c := make([]string, 0, len(l))
 	for i, s := range l {
@@ -449,7 +445,7 @@ func clipJoin(l []string) string {
 			c = append(c, fmt.Sprintf("and %d more", len(l)-20))
 			break
 		}
-		c = append(c, clip(s))
+		c = append(c, clip.To(s, maxQuoted))
 	}
 	return strings.Join(c, ", ")
 }

@@ -1,14 +1,14 @@
 package gather
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/mcpcard"
 	"github.com/agentready/agentready/engine/weburl"
 )
 
@@ -31,6 +31,9 @@ const (
 	A2AMaxHTTP    = 1
 	// a2aMaxDeclared caps the interfaces read from one card.
 	a2aMaxDeclared = 32
+	// a2aMaxText caps, in characters, a string the card or the agent wrote
+	// that reaches a report.
+	a2aMaxText = 200
 )
 
 // The JSON-RPC methods that return the extended agent card, by protocol era.
@@ -175,10 +178,10 @@ func a2aInterfaces(body []byte, base *url.URL) (list []a2aIface, unusable []stri
 		if version = strings.TrimSpace(version); version == "" {
 			version = fallback
 		}
-		it := a2aIface{URL: a2aAbsolute(rawURL, base), Binding: a2aBinding(binding), Version: apiClip(version)}
+		it := a2aIface{URL: a2aAbsolute(rawURL, base), Binding: a2aBinding(binding), Version: clip.To(version, a2aMaxText)}
 		if it.URL == "" {
 			if rawURL != "" || binding != "" {
-				unusable = append(unusable, apiClip(rawURL))
+				unusable = append(unusable, clip.To(rawURL, a2aMaxText))
 			}
 			return
 		}
@@ -231,7 +234,7 @@ func a2aBinding(b string) string {
 	case "GRPC":
 		return A2AGRPC
 	}
-	return apiClip(k)
+	return clip.To(k, a2aMaxText)
 }
 
 func a2aAbsolute(raw string, base *url.URL) string {
@@ -253,62 +256,24 @@ func a2aAbsolute(raw string, base *url.URL) string {
 	return u.String()
 }
 
-// a2aReadReply reads the JSON-RPC 2.0 response to the probe's request (id 1)
-// from a JSON body or the first event of an event stream; nil when there is
-// none, or it is not a well-formed response to that request.
+// a2aReadReply reads the answer to the probe's request (id 1) with the one
+// JSON-RPC reader (mcpcard.ReadReply: a JSON body or the first event of a
+// stream that holds a reply); nil when there is none, or it answers another
+// request.
 func a2aReadReply(contentType string, body []byte) *A2AReply {
-	if strings.Contains(contentType, "event-stream") {
-		body = a2aFirstEvent(body)
-	}
-	var env struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result"`
-		Error   *struct {
-			Code    *float64 `json:"code"`
-			Message string   `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(bytes.TrimSpace(body), &env) != nil || env.JSONRPC != "2.0" {
+	rep, err := mcpcard.ReadReply(contentType, body)
+	if err != nil || !rep.Answers(1) {
 		return nil
 	}
-	id := string(bytes.TrimSpace(env.ID))
-	switch {
-	case env.Result != nil && env.Error == nil && id == "1":
-		r := &A2AReply{Result: true}
-		var card struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(env.Result, &card) == nil {
-			r.ResultName = apiClip(card.Name)
-		}
-		return r
-	case env.Error != nil && env.Result == nil && env.Error.Code != nil && (id == "1" || id == "null"):
-		code := *env.Error.Code
-		if code != float64(int(code)) {
-			return nil
-		}
-		return &A2AReply{Code: int(code), Message: apiClip(env.Error.Message)}
+	if rep.Error != nil {
+		return &A2AReply{Code: rep.Error.Code, Message: clip.To(rep.Error.Message, a2aMaxText)}
 	}
-	return nil
-}
-
-// a2aFirstEvent is the data of the first event of an event stream.
-func a2aFirstEvent(body []byte) []byte {
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, 64<<10), len(body)+1)
-	var data bytes.Buffer
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" && data.Len() > 0 {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "data:"); ok {
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(strings.TrimPrefix(v, " "))
-		}
+	r := &A2AReply{Result: true}
+	var card struct {
+		Name string `json:"name"`
 	}
-	return data.Bytes()
+	if json.Unmarshal(rep.Result, &card) == nil {
+		r.ResultName = clip.To(card.Name, a2aMaxText)
+	}
+	return r
 }

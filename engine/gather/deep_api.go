@@ -5,10 +5,11 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/openapi"
 	"github.com/agentready/agentready/engine/weburl"
@@ -30,7 +31,8 @@ const (
 	apiMaxListed = 20
 	// apiMaxCandidates caps the operations kept before choosing the ones tried.
 	apiMaxCandidates = 50
-	apiMaxRefHops    = 8
+	// apiMaxReason caps, in characters, why a description does not load.
+	apiMaxReason = 200
 )
 
 // APIPreflightOrigin is the Origin of the CORS preflight: a browser agent on
@@ -56,12 +58,15 @@ type APIServerTry struct {
 
 // APIServersDoc is what api.servers judges; nil when no OpenAPI description was found.
 type APIServersDoc struct {
-	SpecURL   string
-	Declared  int            // servers the description declares
-	Tried     []APIServerTry // same-site servers, at most APIMaxServers
-	CrossSite []string       // declared on another registrable domain: not contacted
-	Unusable  []string       // declared but not requestable (template without default, not http(s))
-	Beyond    int            // same-site servers past APIMaxServers, not tried
+	SpecURL string
+	// Unloadable says why the description found does not load ("" when it
+	// loaded); nothing else is set then.
+	Unloadable string
+	Declared   int            // servers the description declares
+	Tried      []APIServerTry // same-site servers, at most APIMaxServers
+	CrossSite  []string       // declared on another registrable domain: not contacted
+	Unusable   []string       // declared but not requestable (template without default, not http(s))
+	Beyond     int            // same-site servers past APIMaxServers, not tried
 }
 
 // APIErrorTry is one operation requested to provoke a documented 4xx.
@@ -81,6 +86,9 @@ type APIErrorTry struct {
 // APIErrorsDoc is what api.errors judges; nil when no OpenAPI description was found.
 type APIErrorsDoc struct {
 	SpecURL string
+	// Unloadable says why the description found does not load ("" when it
+	// loaded); nothing else is set then.
+	Unloadable string
 	// Base is the server the operations were requested on: the first
 	// declared same-site server, else the description's implicit one.
 	Base string
@@ -95,32 +103,16 @@ type APIErrorsDoc struct {
 var (
 	APIServers = NewKey[*APIServersDoc]("deep-api-servers")
 	APIErrors  = NewKey[*APIErrorsDoc]("deep-api-errors")
-	// apiDescription is the description re-read for what the model of
-	// engine/openapi does not keep (every server, the media types of error
-	// responses); both probes share one decoding.
-	apiDescription = NewKey[*apiDesc]("deep-api-description")
 )
 
-var _ = deepGatherer(Define(apiDescription, "The OpenAPI description decoded again for its servers and documented GET errors (no request).", []AnyKey{Spec},
-	func(c *Ctx) (*apiDesc, error) {
-		doc := Get(c, Spec)
-		if doc == nil || doc.Spec == nil || doc.Resp == nil {
-			return nil, nil
-		}
-		tree, err := openapi.Decode(doc.Resp.Body)
-		if err != nil {
-			return nil, nil
-		}
-		d := apiPlan(tree, baseOf(doc.Resp))
-		d.SpecURL = doc.Resp.FinalURL
-		return d, nil
-	}))
-
-var _ = deepGatherer(Define(APIServers, "GET and a CORS preflight (OPTIONS) of up to three same-site servers the OpenAPI description declares.", []AnyKey{apiDescription},
+var _ = deepGatherer(Define(APIServers, "GET and a CORS preflight (OPTIONS) of up to three same-site servers the OpenAPI description declares.", []AnyKey{Spec},
 	func(c *Ctx) (*APIServersDoc, error) {
-		d := Get(c, apiDescription)
+		d := apiPlan(Get(c, Spec))
 		if d == nil {
 			return nil, nil
+		}
+		if d.Unloadable != "" {
+			return &APIServersDoc{SpecURL: d.SpecURL, Unloadable: d.Unloadable}, nil
 		}
 		out := &APIServersDoc{SpecURL: d.SpecURL, Declared: d.Declared, Unusable: d.Unusable}
 		var reqs []fetch.Request
@@ -148,11 +140,14 @@ var _ = deepGatherer(Define(APIServers, "GET and a CORS preflight (OPTIONS) of u
 		return out, nil
 	}))
 
-var _ = deepGatherer(Define(APIErrors, "GET up to five operations of the OpenAPI description in a way that should produce a 4xx they document (a path parameter naming nothing, a secured operation without credentials).", []AnyKey{apiDescription},
+var _ = deepGatherer(Define(APIErrors, "GET up to five operations of the OpenAPI description in a way that should produce a 4xx they document (a path parameter naming nothing, a secured operation without credentials).", []AnyKey{Spec},
 	func(c *Ctx) (*APIErrorsDoc, error) {
-		d := Get(c, apiDescription)
+		d := apiPlan(Get(c, Spec))
 		if d == nil {
 			return nil, nil
+		}
+		if d.Unloadable != "" {
+			return &APIErrorsDoc{SpecURL: d.SpecURL, Unloadable: d.Unloadable}, nil
 		}
 		out := &APIErrorsDoc{SpecURL: d.SpecURL, Candidates: d.Candidates}
 		for _, s := range d.Servers {
@@ -196,12 +191,15 @@ func APIIsJSON(mediaType string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
 }
 
-// apiDesc is what the deep API probes read from an OpenAPI description.
+// apiDesc is what the deep API probes take from the OpenAPI description,
+// as engine/openapi read it (the one reader of descriptions: its servers,
+// security and documented errors).
 type apiDesc struct {
 	SpecURL    string
+	Unloadable string   // why the description found does not load; nothing below is set then
 	Declared   int      // servers the description declares (Swagger 2.0: a host)
 	Servers    []string // declared servers that can be requested, resolved, deduplicated, in order
-	Unusable   []string // declared servers that cannot be requested, ≤ apiMaxListed
+	Unusable   []string // declared servers that cannot be requested, ≤ openapi.MaxListed
 	Implicit   string   // the base when none is declared ("/" resolved, or the 2.0 basePath)
 	Candidates int      // GET operations whose documented 4xx a request can provoke
 	Ops        []apiErrorOp
@@ -216,139 +214,49 @@ type apiErrorOp struct {
 
 var apiTemplateVar = regexp.MustCompile(`\{[^{}]*\}`)
 
-// apiPlan reads servers and provokable GET errors from a decoded OpenAPI
-// (3.x) or Swagger (2.0) document. doc is the description's URL, against
-// which relative servers resolve; it may be nil.
-func apiPlan(tree any, doc *url.URL) *apiDesc {
-	d := &apiDesc{}
-	root, _ := tree.(map[string]any)
-	if root == nil {
-		return d
+// apiPlan is what the probes try of the description the free scan loaded;
+// nil when none was found, only Unloadable when the one found does not load.
+func apiPlan(doc *OpenAPIDoc) *apiDesc {
+	if doc != nil && doc.Spec == nil && doc.Err != nil && doc.Resp != nil {
+		return &apiDesc{SpecURL: doc.Resp.FinalURL, Unloadable: clip.To(doc.Err.Error(), apiMaxReason)}
 	}
-	if doc == nil {
-		doc = &url.URL{}
+	if doc == nil || doc.Spec == nil || doc.Resp == nil {
+		return nil
 	}
-	swagger2 := strings.HasPrefix(apiStr(root["swagger"]), "2")
-	seen := map[string]bool{}
-	addServer := func(raw, resolved string) {
-		if resolved == "" {
-			if len(d.Unusable) < apiMaxListed {
-				d.Unusable = append(d.Unusable, apiClip(raw))
-			}
-			return
-		}
-		if !seen[resolved] {
-			seen[resolved] = true
-			d.Servers = append(d.Servers, resolved)
-		}
-	}
-	if swagger2 {
-		basePath := apiStr(root["basePath"])
-		if basePath != "" && !strings.HasPrefix(basePath, "/") {
-			basePath = "/" + basePath
-		}
-		scheme := doc.Scheme
-		if schemes, _ := root["schemes"].([]any); len(schemes) > 0 {
-			scheme = apiStr(schemes[0])
-			for _, s := range schemes {
-				if apiStr(s) == "https" {
-					scheme = "https"
-				}
-			}
-		}
-		if host := apiStr(root["host"]); host != "" {
-			d.Declared = 1
-			addServer(host, apiAbsolute(scheme+"://"+host+basePath, nil))
-		}
-		d.Implicit = apiAbsolute(scheme+"://"+doc.Host+basePath, nil)
-	} else {
-		servers, _ := root["servers"].([]any)
-		d.Declared = len(servers)
-		for _, s := range servers {
-			so, _ := s.(map[string]any)
-			raw := apiStr(so["url"])
-			addServer(raw, apiAbsolute(apiSubstitute(raw, apiObj(so["variables"])), doc))
-		}
-		d.Implicit = apiAbsolute("/", doc)
-	}
-	d.Ops, d.Candidates = apiErrorOps(root, swagger2)
+	sv := doc.Spec.Servers
+	d := &apiDesc{SpecURL: doc.Resp.FinalURL, Declared: sv.Declared, Servers: sv.URLs, Unusable: sv.Unusable, Implicit: sv.Implicit}
+	d.Ops, d.Candidates = apiErrorOps(doc.Spec)
 	return d
-}
-
-// apiSubstitute fills server variables with their defaults; a variable
-// without one is left in place (and makes the URL unusable).
-func apiSubstitute(raw string, vars map[string]any) string {
-	return apiTemplateVar.ReplaceAllStringFunc(raw, func(m string) string {
-		if def := apiStr(apiObj(vars[m[1:len(m)-1]])["default"]); def != "" {
-			return def
-		}
-		return m
-	})
-}
-
-// apiAbsolute resolves raw against base and keeps it only as an absolute
-// http(s) URL with a host and no template left.
-func apiAbsolute(raw string, base *url.URL) string {
-	if raw == "" || strings.ContainsAny(raw, "{} \t\r\n") {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	if base != nil {
-		u = base.ResolveReference(u)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return ""
-	}
-	u.Fragment, u.RawQuery = "", ""
-	return u.String()
 }
 
 // apiErrorOps lists, in path order, the GET operations whose documented 4xx
 // a request can provoke without credentials or data: a secured operation
-// documenting 401/403, or an open one with path parameters documenting a
-// 404 (or 400, 410, 422). Other documented errors (429, 409…) cannot be
-// provoked by a read and are left alone.
-func apiErrorOps(root map[string]any, swagger2 bool) ([]apiErrorOp, int) {
-	paths := apiObj(root["paths"])
-	keys := make([]string, 0, len(paths))
-	for k := range paths {
-		if strings.HasPrefix(k, "/") {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
+// documenting 401/403, or an open one (its security optional or none) with
+// path parameters documenting a 404 (or 400, 410, 422). Other documented
+// errors (429, 409…) cannot be provoked by a read and are left alone.
+func apiErrorOps(spec *openapi.Spec) ([]apiErrorOp, int) {
 	var ops []apiErrorOp
 	n := 0
-	for _, p := range keys {
-		item := apiResolve(root, paths[p])
-		get := apiResolve(root, item["get"])
-		if get == nil {
+	for _, op := range spec.Operations {
+		if op.Method != http.MethodGet || !strings.HasPrefix(op.Path, "/") {
 			continue
 		}
-		codes, types := apiDocumented4xx(root, get, swagger2)
-		if len(codes) == 0 {
-			continue
-		}
+		codes := op.Documented4xx()
 		has := func(want ...string) bool {
 			for _, c := range codes {
-				for _, w := range want {
-					if strings.EqualFold(c, w) {
-						return true
-					}
+				if slices.Contains(want, c) {
+					return true
 				}
 			}
 			return false
 		}
 		expect := ""
 		switch {
-		case apiSecured(root, get):
+		case op.Secured:
 			if has("401", "403", "4XX") {
 				expect = APIExpectNoCredentials
 			}
-		case strings.Contains(p, "{") && has("404", "400", "410", "422", "4XX"):
+		case strings.Contains(op.Path, "{") && has("404", "400", "410", "422", "4XX"):
 			expect = APIExpectMissing
 		}
 		if expect == "" {
@@ -356,68 +264,10 @@ func apiErrorOps(root map[string]any, swagger2 bool) ([]apiErrorOp, int) {
 		}
 		n++
 		if len(ops) < apiMaxCandidates {
-			ops = append(ops, apiErrorOp{Path: p, Expect: expect, Codes: codes, Types: types})
+			ops = append(ops, apiErrorOp{Path: op.Path, Expect: expect, Codes: codes, Types: op.ErrorTypes})
 		}
 	}
 	return ops, n
-}
-
-// apiDocumented4xx returns an operation's documented 4xx codes and the
-// media types of its 4xx and default responses.
-func apiDocumented4xx(root, op map[string]any, swagger2 bool) ([]string, map[string][]string) {
-	responses := apiObj(op["responses"])
-	var codes []string
-	types := map[string][]string{}
-	for code, r := range responses {
-		is4xx := len(code) == 3 && code[0] == '4' && (strings.EqualFold(code[1:], "XX") || apiDigits(code[1:]))
-		if !is4xx && code != "default" {
-			continue
-		}
-		if is4xx {
-			code = strings.ToUpper(code)
-			codes = append(codes, code)
-		}
-		resp := apiResolve(root, r)
-		var mts []string
-		if swagger2 {
-			if resp["schema"] != nil {
-				mts = apiMediaTypes(op["produces"])
-				if len(mts) == 0 {
-					mts = apiMediaTypes(root["produces"])
-				}
-			}
-		} else {
-			for mt := range apiObj(resp["content"]) {
-				mts = append(mts, apiMediaType(mt))
-			}
-		}
-		sort.Strings(mts)
-		if len(mts) > apiMaxListed {
-			mts = mts[:apiMaxListed]
-		}
-		types[code] = mts
-	}
-	sort.Strings(codes)
-	return codes, types
-}
-
-// apiSecured reports an effective security requirement that anonymous
-// callers cannot meet: a non-empty list without an empty alternative.
-func apiSecured(root, op map[string]any) bool {
-	sec, ok := op["security"]
-	if !ok {
-		sec = root["security"]
-	}
-	reqs, _ := sec.([]any)
-	if len(reqs) == 0 {
-		return false
-	}
-	for _, r := range reqs {
-		if m, ok := r.(map[string]any); ok && len(m) == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // apiChoose picks up to n operations, one of each expectation first so a
@@ -451,64 +301,6 @@ func apiFill(path string) string {
 	return path
 }
 
-// apiResolve follows local $refs (#/…) to an object, nil when it is not one.
-func apiResolve(root map[string]any, v any) map[string]any {
-	for hop := 0; hop < apiMaxRefHops; hop++ {
-		m, _ := v.(map[string]any)
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return m
-		}
-		if !strings.HasPrefix(ref, "#/") {
-			return nil
-		}
-		var cur any = root
-		for _, tok := range strings.Split(ref[2:], "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			if t, err := url.PathUnescape(tok); err == nil {
-				tok = t
-			}
-			cur = apiObj(cur)[tok]
-		}
-		v = cur
-	}
-	return nil
-}
-
-func apiMediaTypes(v any) []string {
-	list, _ := v.([]any)
-	var out []string
-	for _, e := range list {
-		if s := apiStr(e); s != "" {
-			out = append(out, apiMediaType(s))
-		}
-		if len(out) >= apiMaxListed {
-			break
-		}
-	}
-	return out
-}
-
-// apiMediaType lower-cases a media type and drops its parameters.
-func apiMediaType(s string) string {
-	s, _, _ = strings.Cut(s, ";")
-	return apiClip(strings.ToLower(strings.TrimSpace(s)))
-}
-
-func apiObj(v any) map[string]any { m, _ := v.(map[string]any); return m }
-
-func apiStr(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case int:
-		return strconv.Itoa(x)
-	}
-	return ""
-}
-
 func apiDigits(s string) bool {
 	for _, r := range s {
 		if r < '0' || r > '9' {
@@ -516,12 +308,4 @@ func apiDigits(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// apiClip bounds a string the site wrote before it reaches a report.
-func apiClip(s string) string {
-	if len(s) > 200 {
-		return strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
 }

@@ -7,9 +7,10 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/mcpcard"
 	"github.com/agentready/agentready/engine/openapi"
 	"github.com/agentready/agentready/engine/weburl"
 )
@@ -68,8 +69,10 @@ type ContractItem struct {
 	JSON bool
 	// SameAsHome: the body is the homepage's, byte for byte (a soft 404).
 	SameAsHome bool
-	// Tool schemas: tool entries found, and how many have an object input schema.
-	Tools, ToolsWithSchema int
+	// Tool schemas: tool entries found, how many are valid tool definitions
+	// (mcpcard.ReadToolDef), and the first invalid one's problem.
+	Tools, ToolsValid int
+	ToolProblem       string
 	// OpenAPI: the loaded description, or whether the body was another kind of document.
 	Spec       *openapi.Spec
 	NotOpenAPI bool
@@ -139,7 +142,7 @@ func gatherContract(c *Ctx) (*ContractDoc, error) {
 		switch it.Kind {
 		case ContractTools:
 			if it.JSON {
-				it.Tools, it.ToolsWithSchema = CountTools(r.Body)
+				it.Tools, it.ToolsValid, it.ToolProblem = CountTools(r.Body)
 			}
 		case ContractOpenAPI:
 			if r.OK() && !r.LooksHTML() {
@@ -225,7 +228,7 @@ func ParseContract(body []byte, base, site *url.URL, doc string) []ContractDecl 
 			var uri string
 			_ = json.Unmarshal(e["uri"], &uri)
 			src := doc + " extension"
-			if uri = contractClip(uri, 120); uri != "" {
+			if uri = clip.To(uri, 120); uri != "" {
 				src += " " + uri
 			}
 			out = append(out, contractFrom(params, base, site, src)...)
@@ -295,7 +298,7 @@ func declsOf(kind ContractKind, raw json.RawMessage, base, site *url.URL, source
 				}
 			}
 		}
-		d.Declared = contractClip(name, maxDeclaredLen)
+		d.Declared = clip.To(name, maxDeclaredLen)
 		name = strings.TrimSpace(name)
 		switch {
 		case name == "":
@@ -318,13 +321,13 @@ func declsOf(kind ContractKind, raw json.RawMessage, base, site *url.URL, source
 			if json.Unmarshal(obj.Scopes, &list) == nil {
 				for _, s := range list {
 					if str, ok := s.(string); ok && strings.TrimSpace(str) != "" && len(d.Scopes) < maxContractScopes {
-						d.Scopes = append(d.Scopes, contractClip(strings.TrimSpace(str), 100))
+						d.Scopes = append(d.Scopes, clip.To(strings.TrimSpace(str), 100))
 					}
 				}
 			} else if json.Unmarshal(obj.Scopes, &one) == nil {
 				for _, s := range strings.Fields(one) {
 					if len(d.Scopes) < maxContractScopes {
-						d.Scopes = append(d.Scopes, contractClip(s, 100))
+						d.Scopes = append(d.Scopes, clip.To(s, 100))
 					}
 				}
 			}
@@ -357,7 +360,7 @@ func setURL(d *ContractDecl, raw json.RawMessage, base, site *url.URL) {
 			return
 		}
 	}
-	d.Declared = contractClip(s, maxDeclaredLen)
+	d.Declared = clip.To(s, maxDeclaredLen)
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > weburl.MaxLength {
 		d.Invalid = "is not a usable URL"
@@ -385,65 +388,46 @@ func setURL(d *ContractDecl, raw json.RawMessage, base, site *url.URL) {
 	d.CrossSite = site == nil || !weburl.SameSite(site, d.URL)
 }
 
-// contractClip cuts s to n bytes on a rune boundary.
-func contractClip(s string, n int) string {
-	if len(s) <= n {
-		return s
+// CountTools counts the tool definitions in a tool-schemas document and the
+// valid ones, by the one rule of what a valid tool definition is
+// (mcpcard.ReadToolDef: a name agents accept, a description, an object
+// input schema); problem is the first invalid one's, "name: why". It reads
+// the shapes agent ecosystems publish: a list of tools, or an object holding
+// one under tools or functions; every object entry with a name counts as a
+// tool (it was declared as one), valid or not.
+func CountTools(body []byte) (tools, valid int, problem string) {
+	var doc any
+	if json.Unmarshal(body, &doc) != nil {
+		return 0, 0, ""
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// CountTools counts the tool definitions in a tool-schemas document and
-// those with an object input schema. It reads the shapes agent ecosystems
-// publish: a list of tools, or an object holding one under tools or
-// functions; a tool is MCP's {name, inputSchema}, Anthropic's {name,
-// input_schema}, or OpenAI's {name, parameters} / {type: function,
-// function: {name, parameters}}.
-func CountTools(body []byte) (tools, withSchema int) {
-	var list []json.RawMessage
-	if json.Unmarshal(body, &list) != nil {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(body, &obj) != nil {
-			return 0, 0
-		}
+	list, _ := doc.([]any)
+	if obj, ok := doc.(map[string]any); ok {
 		for _, k := range []string{"tools", "functions"} {
-			if json.Unmarshal(obj[k], &list) == nil && len(list) > 0 {
+			if l, _ := obj[k].([]any); len(l) > 0 {
+				list = l
 				break
 			}
 		}
 	}
-	for i, raw := range list {
+	for i, entry := range list {
 		if i == maxContractTools {
 			break
 		}
-		var t map[string]json.RawMessage
-		if json.Unmarshal(raw, &t) != nil {
+		m, _ := entry.(map[string]any)
+		if m == nil {
 			continue
 		}
-		if fn, ok := t["function"]; ok {
-			var inner map[string]json.RawMessage
-			if json.Unmarshal(fn, &inner) == nil && inner != nil {
-				t = inner
-			}
-		}
-		var name string
-		if json.Unmarshal(t["name"], &name) != nil || strings.TrimSpace(name) == "" {
+		t, _ := mcpcard.ReadToolDef(m)
+		if strings.TrimSpace(t.Name) == "" {
 			continue
 		}
 		tools++
-		for _, k := range []string{"inputSchema", "input_schema", "parameters"} {
-			var schema map[string]any
-			if json.Unmarshal(t[k], &schema) == nil && schema != nil {
-				_, props := schema["properties"]
-				if typ, _ := schema["type"].(string); typ == "object" || props {
-					withSchema++
-					break
-				}
-			}
+		switch {
+		case t.Valid():
+			valid++
+		case problem == "":
+			problem = clip.To(t.Name, 64) + ": " + t.Problem
 		}
 	}
-	return tools, withSchema
+	return tools, valid, problem
 }

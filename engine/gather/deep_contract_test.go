@@ -106,22 +106,35 @@ func TestCapContract(t *testing.T) {
 	}
 }
 
+// CountTools counts every named entry as a declared tool and the valid
+// ones by mcpcard.ReadToolDef, the rule the repository scan applies too: a
+// description and an input schema of type object are required (a schema
+// with properties but no type, which this count used to accept, is not an
+// object schema).
 func TestCountTools(t *testing.T) {
+	const desc = `"description":"Finds orders by customer."`
 	cases := []struct {
 		body         string
 		tools, valid int
+		problem      string
 	}{
-		{`[{"name":"a","inputSchema":{"type":"object"}},{"name":"b"}]`, 2, 1},
-		{`{"tools":[{"name":"a","input_schema":{"properties":{}}}]}`, 1, 1},
-		{`{"functions":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`, 1, 1},
-		{`[{"type":"function","function":{"name":"f","parameters":{"type":"string"}}}]`, 1, 0},
-		{`[{"description":"no name"}, "x", 3]`, 0, 0},
-		{`{"skills":[{"name":"s"}]}`, 0, 0},
-		{`"tools"`, 0, 0},
+		{`[{"name":"a",` + desc + `,"inputSchema":{"type":"object"}},{"name":"b"}]`, 2, 1, "b: no description"},
+		{`[{"name":"b",` + desc + `}]`, 1, 0, "b: no input schema (inputSchema, input_schema or parameters)"},
+		{`{"tools":[{"name":"a",` + desc + `,"input_schema":{"properties":{}}}]}`, 1, 0, "a: input schema is not an object schema"},
+		{`{"tools":[{"name":"a",` + desc + `,"input_schema":{"type":"object","properties":{}}}]}`, 1, 1, ""},
+		{`{"functions":[{"type":"function","function":{"name":"f",` + desc + `,"parameters":{"type":"object"}}}]}`, 1, 1, ""},
+		{`[{"name":"g",` + desc + `,"parameters":{"type":"OBJECT"}}]`, 1, 1, ""},
+		{`[{"type":"function","function":{"name":"f",` + desc + `,"parameters":{"type":"string"}}}]`, 1, 0, "f: input schema is not an object schema"},
+		{`[{"name":"has space",` + desc + `,"inputSchema":{"type":"object"}}]`, 1, 0, "has space: name missing or not a valid tool name"},
+		{`[{"name":"` + strings.Repeat("m", 100) + `",` + desc + `,"inputSchema":{"type":"object"}}]`, 1, 1, ""}, // MCP allows 128
+		{`[{"name":"a",` + desc + `,"inputSchema":{"type":"object"}}]`, 1, 1, ""},
+		{`[{"description":"no name"}, "x", 3]`, 0, 0, ""},
+		{`{"skills":[{"name":"s"}]}`, 0, 0, ""},
+		{`"tools"`, 0, 0, ""},
 	}
 	for _, c := range cases {
-		if n, v := CountTools([]byte(c.body)); n != c.tools || v != c.valid {
-			t.Errorf("%s: %d tools, %d valid; want %d, %d", c.body, n, v, c.tools, c.valid)
+		if n, v, p := CountTools([]byte(c.body)); n != c.tools || v != c.valid || p != c.problem {
+			t.Errorf("%s: %d tools, %d valid, %q; want %d, %d, %q", c.body, n, v, p, c.tools, c.valid, c.problem)
 		}
 	}
 	var b strings.Builder
@@ -130,10 +143,10 @@ func TestCountTools(t *testing.T) {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString(`{"name":"t","inputSchema":{"type":"object"}}`)
+		b.WriteString(`{"name":"t","description":"d","inputSchema":{"type":"object"}}`)
 	}
 	b.WriteString("]")
-	if n, _ := CountTools([]byte(b.String())); n != maxContractTools {
+	if n, v, _ := CountTools([]byte(b.String())); n != maxContractTools || v != n {
 		t.Errorf("%d tools counted, want the cap %d", n, maxContractTools)
 	}
 }
@@ -161,8 +174,8 @@ func FuzzParseContract(f *testing.F) {
 		if len(kept) > MaxContractItems {
 			t.Fatalf("%d items kept", len(kept))
 		}
-		if n, v := CountTools(body); v > n || n > maxContractTools {
-			t.Fatalf("CountTools %d, %d", n, v)
+		if n, v, p := CountTools(body); v > n || n > maxContractTools || (p == "") != (v == n) {
+			t.Fatalf("CountTools %d, %d, %q", n, v, p)
 		}
 	})
 }
@@ -249,8 +262,8 @@ func TestContractGathererReadsDocuments(t *testing.T) {
 	for _, it := range doc.Items {
 		switch it.Kind {
 		case ContractTools:
-			if it.Tools != 2 || it.ToolsWithSchema != 2 {
-				t.Errorf("tools %d/%d", it.ToolsWithSchema, it.Tools)
+			if it.Tools != 2 || it.ToolsValid != 2 || it.ToolProblem != "" {
+				t.Errorf("tools %d/%d (%s)", it.ToolsValid, it.Tools, it.ToolProblem)
 			}
 		case ContractOpenAPI:
 			if it.Spec == nil || len(it.Spec.Operations) != 2 || !strings.Contains(it.Source, "extension https://agentready.dev/ext/openapi") {

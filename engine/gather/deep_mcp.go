@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/mcpcard"
 	"github.com/agentready/agentready/engine/weburl"
@@ -31,11 +31,15 @@ import (
 // request account as every other request of the scan. Nothing dials on its
 // own.
 
-// Bounds of the probe. Per endpoint at most MaxMCPRequests requests go out:
-// server/discover (twice when the server names other versions), initialize,
-// notifications/initialized, MaxMCPPages pages of each of tools, resources
-// and prompts, and the session's closing DELETE; the transport refuses any
-// request beyond that. Two endpoints, tried concurrently, cost at most 40.
+// Bounds of the probe. Per endpoint, MaxMCPRequests requests: at most
+// MaxMCPRequests-1 POSTs (server/discover, twice when the server names other
+// versions, initialize, notifications/initialized, MaxMCPPages pages of each
+// of tools, resources and prompts), then the DELETE that ends the session,
+// for which the last request of the budget is kept. Only a server that sets
+// a session on a server/discover answer the client cannot read (so the
+// legacy handshake needs a second connection) gets a second DELETE, one
+// request over. The transport refuses anything else. Two endpoints, tried
+// concurrently, cost at most 40 (42).
 const (
 	MaxMCPEndpoints = 2
 	MaxMCPPages     = 5
@@ -210,7 +214,7 @@ func liveMCP(c *Ctx, endpoint string) MCPLiveEndpoint {
 		ep.Era, ep.ModernFailure = "modern", ""
 	}
 	if ir.ServerInfo != nil {
-		ep.Server = mcpClip(ir.ServerInfo.Name, 80)
+		ep.Server = clip.To(ir.ServerInfo.Name, 80)
 	}
 	caps := ir.Capabilities
 	if caps == nil {
@@ -321,6 +325,7 @@ type mcpSessionTransport struct {
 	mu       sync.Mutex
 	last     int // the latest round answered
 	sent     int
+	ended    []string // sessions whose DELETE went out
 	log      []MCPCall
 	tools    int // tools in tools/list answers, before the SDK filters them
 }
@@ -378,7 +383,18 @@ func (t *mcpSessionTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		return refuse("the probe answers no server request")
 	}
 	t.mu.Lock()
-	if t.sent >= MaxMCPRequests {
+	// The last request of the budget is kept for the DELETE, so however
+	// many pages a server makes the client ask for, a session it opened is
+	// ended. A DELETE goes out once per session, and there are at most two
+	// (the legacy handshake's second connection opens its own).
+	if req.Method == http.MethodDelete {
+		id := req.Header.Get("Mcp-Session-Id")
+		if slices.Contains(t.ended, id) || len(t.ended) == 2 {
+			t.mu.Unlock()
+			return refuse("the session was already ended")
+		}
+		t.ended = append(t.ended, id)
+	} else if t.sent >= MaxMCPRequests-1 {
 		t.mu.Unlock()
 		return refuse("the probe's request limit was reached")
 	}
@@ -464,7 +480,7 @@ func exchangeOutcome(r *fetch.Response, call bool) string {
 		if ct == "" {
 			return "an answer without a Content-Type (application/json or text/event-stream expected)"
 		}
-		return "Content-Type " + strconv.Quote(mcpClip(ct, 40)) + " instead of application/json or text/event-stream"
+		return "Content-Type " + strconv.Quote(clip.To(ct, 40)) + " instead of application/json or text/event-stream"
 	case rerr != nil:
 		return "a body that holds no JSON-RPC response"
 	case rep.Error != nil:
@@ -565,19 +581,4 @@ func listFailure(calls []MCPCall, method string, pagesDone int, timedOut bool) s
 		return which + " answered with a result that is not a valid list"
 	}
 	return which + " could not be sent"
-}
-
-// mcpClip shortens s to n runes (an ellipsis marks the cut) and drops control
-// characters: a site's text quoted in a report stays one short line.
-func mcpClip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, s)
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }

@@ -208,6 +208,39 @@ func TestLiveMCPLegacyFallback(t *testing.T) {
 	}
 }
 
+// The free scan's handshake ends the session a stateful server opened with
+// its initialize, as the transport spec asks: after the legacy tools/list,
+// and also when server/discover answered and the session was never used.
+func TestProbeMCPEndsItsSession(t *testing.T) {
+	for name, tc := range map[string]struct {
+		h      http.Handler
+		modern bool
+		tools  int // listed through the session (the legacy era)
+	}{
+		"legacy":               {legacyOnly(sdkServer(1, nil)), false, 1},
+		"modern, session idle": {sdkServer(1, nil), true, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			site := startMCPSite(t, tc.h, "{{ORIGIN}}/mcp/")
+			sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}).NewSession()
+			defer sess.Close()
+			target, _ := url.Parse(site.URL + "/")
+			set, err := WebPlan.Run(context.Background(), sess, Site{Target: target, Origin: site.URL, ScannerOrigin: sess.Origin()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr := Get(set, MCPCard).Probe
+			if !pr.Legacy || pr.Modern != tc.modern || len(pr.Tools) != tc.tools {
+				t.Errorf("probe %+v", pr)
+			}
+			log := site.log()
+			if site.count("POST initialize") != 1 || site.count("DELETE") != 1 || log[len(log)-1] != "DELETE" {
+				t.Errorf("requests %v: want one initialize and the session ended last", log)
+			}
+		})
+	}
+}
+
 // rpcHandler answers JSON-RPC with fixed results per method.
 func rpcHandler(results map[string]string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -400,12 +433,55 @@ func TestLiveMCPServerRequestsAreNotAnswered(t *testing.T) {
 	}
 }
 
-func TestMCPClip(t *testing.T) {
-	if got := mcpClip("a\x00b\nc", 10); got != "abc" {
-		t.Errorf("%q", got)
+// The last request of an endpoint's budget is kept for the DELETE that
+// ends the session: however many POSTs a server drew out (cancellations of
+// timed-out pages count too), the session is ended; a second DELETE of the
+// same session is not sent.
+func TestMCPTransportKeepsTheDelete(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.Header.Get("Mcp-Session-Id"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}).NewSession()
+	defer sess.Close()
+	c := &Ctx{Context: context.Background(), sess: sess}
+	endpoint := srv.URL + "/mcp"
+	tr := &mcpSessionTransport{c: c, endpoint: endpoint}
+	n := 0
+	send := func(method, session string) error {
+		n++
+		req, _ := http.NewRequest(method, endpoint, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, n)))
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
 	}
-	if got := mcpClip(strings.Repeat("é", 50), 5); got != "ééééé…" {
-		t.Errorf("%q", got)
+	posts := 0
+	for send(http.MethodPost, "s1") == nil {
+		posts++
+	}
+	if posts != MaxMCPRequests-1 {
+		t.Errorf("%d POSTs went out, want %d", posts, MaxMCPRequests-1)
+	}
+	if err := send(http.MethodDelete, "s1"); err != nil {
+		t.Errorf("the DELETE was refused after the POSTs: %v", err)
+	}
+	if err := send(http.MethodDelete, "s1"); err == nil {
+		t.Error("the same session was ended twice")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != MaxMCPRequests || seen[len(seen)-1] != "DELETE s1" {
+		t.Errorf("the server saw %d requests, the last %q", len(seen), seen[len(seen)-1])
 	}
 }
 

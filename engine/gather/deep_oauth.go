@@ -3,15 +3,17 @@ package gather
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/commerce"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"
+	"github.com/agentready/agentready/engine/wellknown"
 )
 
 // The deep probes oauth.metadata and oauth.challenge: the site's OAuth
@@ -26,107 +28,8 @@ const (
 	WellKnownPRM  = "/.well-known/oauth-protected-resource"
 )
 
-// Caps on what one hostile document can make us keep or try.
-const (
-	maxOAuthList   = 100 // entries kept of any array member
-	maxOAuthString = 2048
-	maxScopes      = 10 // scopes asked for in the token request
-)
-
-// OAuthFields is what the deep probes read of an OAuth metadata document:
-// authorization-server members (RFC 8414, OpenID discovery) and
-// protected-resource members (RFC 9728) share one shape.
-type OAuthFields struct {
-	Issuer               string
-	TokenEndpoint        string
-	GrantTypes           []string
-	HasGrantTypes        bool // grant_types_supported is present (RFC 8414's default is authorization_code and implicit)
-	AuthMethods          []string
-	Scopes               []string
-	Resource             string
-	AuthorizationServers []string
-	// Problems are members present with the wrong type, worded for site owners.
-	Problems []string
-}
-
-// ErrNotJSONObject is returned for a metadata body that is not a JSON object.
-var ErrNotJSONObject = errors.New("not a JSON object")
-
-// ParseOAuthFields reads the members the deep probes use; a member of the
-// wrong type is a problem, not a reason to ignore the others.
-func ParseOAuthFields(body []byte) (*OAuthFields, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), &m); err != nil || m == nil {
-		return nil, ErrNotJSONObject
-	}
-	f := &OAuthFields{}
-	str := func(key string) string {
-		raw, ok := m[key]
-		if !ok || string(raw) == "null" {
-			return ""
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			f.Problems = append(f.Problems, key+" is not a string")
-			return ""
-		}
-		if len(s) > maxOAuthString {
-			f.Problems = append(f.Problems, key+" is longer than 2048 characters")
-			return ""
-		}
-		return s
-	}
-	list := func(key string) ([]string, bool) {
-		raw, ok := m[key]
-		if !ok || string(raw) == "null" {
-			return nil, false
-		}
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			f.Problems = append(f.Problems, key+" is not an array")
-			return nil, true
-		}
-		var out []string
-		for _, it := range items {
-			var s string
-			if json.Unmarshal(it, &s) != nil || len(s) > maxOAuthString {
-				f.Problems = append(f.Problems, key+" holds something other than short strings")
-				continue
-			}
-			if len(out) < maxOAuthList {
-				out = append(out, s)
-			}
-		}
-		return out, true
-	}
-	f.Issuer = str("issuer")
-	f.TokenEndpoint = str("token_endpoint")
-	f.Resource = str("resource")
-	f.GrantTypes, f.HasGrantTypes = list("grant_types_supported")
-	f.AuthMethods, _ = list("token_endpoint_auth_methods_supported")
-	f.Scopes, _ = list("scopes_supported")
-	f.AuthorizationServers, _ = list("authorization_servers")
-	return f, nil
-}
-
-// AnonymousClientCredentials reports an authorization server that lets a
-// client without registered credentials use the client_credentials grant:
-// both the grant and the "none" authentication method are advertised.
-func (f *OAuthFields) AnonymousClientCredentials() bool {
-	if f == nil {
-		return false
-	}
-	return oauthHas(f.GrantTypes, "client_credentials") && oauthHas(f.AuthMethods, "none")
-}
-
-func oauthHas(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+// maxScopes caps the scopes asked for in the token request.
+const maxScopes = 10
 
 // MetadataURLs are where the metadata of issuer is published, in the order
 // MCP clients try them: RFC 8414's suffix inserted before the issuer's path,
@@ -182,8 +85,8 @@ func IsLoopback(u *url.URL) bool {
 // reaches from it (or from the site's origin), and one request to the token
 // endpoint.
 type OAuthMetadata struct {
-	PRM       *fetch.Response // the free scan's answer at /.well-known/oauth-protected-resource
-	PRMFields *OAuthFields    // nil unless found and a JSON object
+	PRM       *fetch.Response        // the free scan's answer at /.well-known/oauth-protected-resource
+	PRMFields *wellknown.OAuthFields // nil unless found and a JSON object
 	// Issuer is the authorization server looked up: the first same-site
 	// entry of the PRM's authorization_servers, else the site's origin.
 	Issuer string
@@ -194,7 +97,7 @@ type OAuthMetadata struct {
 	CrossSite []string
 	AS        *fetch.Response // the metadata found, or the last URL tried; nil when none was tried
 	ASTried   []string
-	ASFields  *OAuthFields // nil unless AS was found and is a JSON object
+	ASFields  *wellknown.OAuthFields // nil unless AS was found and is a JSON object
 	// Token is a GET of token_endpoint (any answer but a transport failure
 	// or a 5xx shows it is there); nil when TokenSkip says why not.
 	Token     *fetch.Response
@@ -206,19 +109,44 @@ func (m *OAuthMetadata) Found() bool {
 	return m != nil && (m.PRM.Found() || m.AS.Found())
 }
 
+// ExpectedIssuer is the issuer the authorization-server metadata was
+// fetched for: the one its URL was built from.
+func (m *OAuthMetadata) ExpectedIssuer() string {
+	if m == nil || m.AS == nil {
+		return ""
+	}
+	return IssuerOf(m.AS.RequestURL)
+}
+
+// Rejected reports authorization-server metadata that must not be used:
+// RFC 8414 §3.3 requires its issuer to be the one its URL was built from
+// ("If these values are not identical, the data contained in the response
+// MUST NOT be used"); a trailing "/" aside, as IssuerOf cannot tell. No
+// endpoint a rejected document names is contacted.
+func (m *OAuthMetadata) Rejected() bool {
+	return m != nil && m.ASFields != nil && !SameIssuer(m.ASFields.Issuer, m.ExpectedIssuer())
+}
+
+// SameIssuer compares two issuer identifiers, a trailing "/" aside; an
+// empty one matches nothing.
+func SameIssuer(a, b string) bool {
+	return a != "" && b != "" && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
 // OAuthMeta is the artifact of oauth.metadata.
 var OAuthMeta = NewKey[*OAuthMetadata]("deep-oauth-metadata")
 
 // At most 4 requests: up to 3 metadata URLs of a path issuer named by the
 // PRM (the root ones are the free scan's, answered from the session's
-// cache), then one GET of the token endpoint.
-var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server metadata reached the way an agent reaches it (from the protected-resource metadata's authorization_servers, else the site's root), and a GET of its token endpoint.",
+// cache), then one GET of the token endpoint, unless the metadata found is
+// rejected (RFC 8414 §3.3).
+var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server metadata reached the way an agent reaches it (from the protected-resource metadata's authorization_servers, else the site's root), and a GET of its token endpoint unless the metadata must not be used (its issuer is not the one it was fetched for).",
 	[]AnyKey{ProtectedResource, OAuthServer, OpenIDConfig},
 	func(c *Ctx) (*OAuthMetadata, error) {
 		prm := Get(c, ProtectedResource)
 		out := &OAuthMetadata{PRM: prm.Resp}
-		if prm.Resp.Found() {
-			out.PRMFields, _ = ParseOAuthFields(prm.Resp.Body)
+		if prm.Parsed != nil {
+			out.PRMFields = prm.Parsed.Fields
 		}
 		if out.PRMFields != nil && len(out.PRMFields.AuthorizationServers) > 0 {
 			for _, as := range out.PRMFields.AuthorizationServers {
@@ -253,11 +181,11 @@ var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server met
 		for i, r := range all {
 			if r.Found() {
 				out.AS, out.ASTried = r, urls[:i+1]
-				out.ASFields, _ = ParseOAuthFields(r.Body)
+				out.ASFields = oauthFieldsOf(r, Get(c, OAuthServer), Get(c, OpenIDConfig))
 				break
 			}
 		}
-		if out.ASFields == nil {
+		if out.ASFields == nil || out.Rejected() {
 			return out, nil
 		}
 		te := out.ASFields.TokenEndpoint
@@ -274,6 +202,18 @@ var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server met
 		}
 		return out, nil
 	}))
+
+// oauthFieldsOf reads a metadata document: the free scan's reading when it
+// read the same URL (the root documents), so a document is parsed once.
+func oauthFieldsOf(r *fetch.Response, read ...*AuthMetadata) *wellknown.OAuthFields {
+	for _, d := range read {
+		if d != nil && d.Resp != nil && d.Parsed != nil && d.Resp.RequestURL == r.RequestURL {
+			return d.Parsed.Fields
+		}
+	}
+	f, _ := wellknown.ParseOAuthFields(r.Body)
+	return f
+}
 
 // AuthChallenge is one challenge of a WWW-Authenticate header (RFC 9110
 // §11.6.1), as the one parser of that grammar reads it (engine/commerce,
@@ -326,23 +266,16 @@ func ParseTokenReply(body []byte) *TokenReply {
 		t.token = s
 	}
 	t.TokenType, _ = m.TokenType.(string)
-	t.TokenType = oauthClip(t.TokenType, 40)
+	t.TokenType = clip.To(t.TokenType, 40)
 	if f, ok := m.ExpiresIn.(float64); ok {
 		t.ExpiresIn, t.HasExpires = f, true
 	}
 	t.Scope, _ = m.Scope.(string)
-	t.Scope = oauthClip(t.Scope, 200)
+	t.Scope = clip.To(t.Scope, 200)
 	if e, ok := m.Error.(string); ok && isOAuthErrorCode(e) {
 		t.Error = e
 	}
 	return t
-}
-
-func oauthClip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // isOAuthErrorCode accepts the shape of RFC 6749 error codes, so a site's free
@@ -373,7 +306,7 @@ func oauthHeaderSafe(s string) bool {
 // ScopeFor is the scope of the token request: the PRM's scopes_supported
 // (what the resource asks for, as MCP clients do), else the authorization
 // server's only scope, else none. Malformed scope tokens are dropped.
-func ScopeFor(prm, as *OAuthFields) string {
+func ScopeFor(prm, as *wellknown.OAuthFields) string {
 	var picked []string
 	if prm != nil && len(prm.Scopes) > 0 {
 		picked = prm.Scopes
@@ -382,7 +315,7 @@ func ScopeFor(prm, as *OAuthFields) string {
 	}
 	var out []string
 	for _, s := range picked {
-		if oauthScopeToken(s) && !oauthHas(out, s) && len(out) < maxScopes {
+		if oauthScopeToken(s) && !slices.Contains(out, s) && len(out) < maxScopes {
 			out = append(out, s)
 		}
 	}
@@ -420,7 +353,7 @@ type OAuthChallenge struct {
 	// Metadata is resource_metadata fetched when it is not the PRM the
 	// free scan read; MetadataFields its members.
 	Metadata       *fetch.Response
-	MetadataFields *OAuthFields
+	MetadataFields *wellknown.OAuthFields
 	Authed         *fetch.Response // GET Target with the token; nil without a token
 }
 
@@ -435,7 +368,9 @@ var oauthChallengeGatherer = deepGatherer(Define(OAuthChallengeKey, "With anonym
 	func(c *Ctx) (*OAuthChallenge, error) {
 		meta, spec := Get(c, OAuthMeta), Get(c, Spec)
 		out := &OAuthChallenge{}
-		if meta.ASFields == nil || !meta.ASFields.AnonymousClientCredentials() || meta.TokenSkip != "" || meta.Token == nil {
+		// Rejected metadata (RFC 8414 §3.3) is not used: its token endpoint
+		// gets no request.
+		if meta.ASFields == nil || meta.Rejected() || !meta.ASFields.AnonymousClientCredentials() || meta.TokenSkip != "" || meta.Token == nil {
 			return out, nil
 		}
 		out.Tried = true
@@ -486,7 +421,7 @@ var oauthChallengeGatherer = deepGatherer(Define(OAuthChallengeKey, "With anonym
 		if metaAt >= 0 {
 			out.Metadata = rs[metaAt]
 			if out.Metadata.Found() {
-				out.MetadataFields, _ = ParseOAuthFields(out.Metadata.Body)
+				out.MetadataFields = oauthFieldsOf(out.Metadata)
 			}
 		}
 		return out, nil
@@ -495,7 +430,7 @@ var oauthChallengeGatherer = deepGatherer(Define(OAuthChallengeKey, "With anonym
 // protectedTarget picks the API URL to call: the PRM's resource when it
 // names a path on the site's origin, else the first GET operation of the
 // OpenAPI description without parameters in its path (secured ones first).
-func protectedTarget(site Site, prm *OAuthFields, spec *OpenAPIDoc) (target, source, skip string) {
+func protectedTarget(site Site, prm *wellknown.OAuthFields, spec *OpenAPIDoc) (target, source, skip string) {
 	if prm != nil && prm.Resource != "" && weburl.SameOrigin(site.Target, prm.Resource) {
 		if u, err := url.Parse(prm.Resource); err == nil && u.Path != "" && u.Path != "/" && u.Fragment == "" {
 			return prm.Resource, "the protected-resource metadata's resource", ""
@@ -507,7 +442,7 @@ func protectedTarget(site Site, prm *OAuthFields, spec *OpenAPIDoc) (target, sou
 	base := site.Origin
 	if s := spec.Spec.ServerURL; s != "" {
 		if strings.Contains(s, "{") || !weburl.SameOrigin(site.Target, s) {
-			return "", "", "the OpenAPI description's server " + oauthClip(s, 200) + " is not on the site's origin"
+			return "", "", "the OpenAPI description's server " + clip.To(s, 200) + " is not on the site's origin"
 		}
 		base = s
 	}

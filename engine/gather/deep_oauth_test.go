@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/openapi"
+	"github.com/agentready/agentready/engine/wellknown"
 )
 
 func TestParseChallenges(t *testing.T) {
@@ -117,38 +119,6 @@ func TestMetadataURLsAndIssuerOf(t *testing.T) {
 	}
 }
 
-func TestParseOAuthFields(t *testing.T) {
-	f, err := ParseOAuthFields([]byte(`{"issuer":"https://a.example","token_endpoint":7,"grant_types_supported":"client_credentials",
-		"token_endpoint_auth_methods_supported":["none",3],"scopes_supported":null,"authorization_servers":["https://a.example"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Issuer != "https://a.example" || f.TokenEndpoint != "" || !f.HasGrantTypes || len(f.GrantTypes) != 0 ||
-		len(f.AuthMethods) != 1 || f.Scopes != nil || len(f.AuthorizationServers) != 1 {
-		t.Errorf("fields %+v", f)
-	}
-	want := []string{"token_endpoint is not a string", "grant_types_supported is not an array", "token_endpoint_auth_methods_supported holds something other than short strings"}
-	if strings.Join(f.Problems, "|") != strings.Join(want, "|") {
-		t.Errorf("problems %q, want %q", f.Problems, want)
-	}
-	if f.AnonymousClientCredentials() {
-		t.Error("anonymous without client_credentials")
-	}
-	for _, bad := range []string{`[]`, `"x"`, `null`, `{`, ``} {
-		if _, err := ParseOAuthFields([]byte(bad)); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-	long := `{"scopes_supported":[` + strings.Repeat(`"s",`, 1000) + `"s"]}`
-	if f, _ := ParseOAuthFields([]byte(long)); len(f.Scopes) != maxOAuthList {
-		t.Errorf("%d scopes kept", len(f.Scopes))
-	}
-	f, _ = ParseOAuthFields([]byte("\xef\xbb\xbf" + `{"grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["client_secret_basic","none"]}`))
-	if !f.AnonymousClientCredentials() {
-		t.Error("anonymous client credentials not recognised")
-	}
-}
-
 func TestParseTokenReply(t *testing.T) {
 	r := ParseTokenReply([]byte(`{"access_token":"abc.def","token_type":"bearer","expires_in":60,"scope":"a b"}`))
 	if !r.HasToken() || r.token != "abc.def" || r.TokenType != "bearer" || !r.HasExpires || r.ExpiresIn != 60 || r.Scope != "a b" {
@@ -169,13 +139,13 @@ func TestParseTokenReply(t *testing.T) {
 }
 
 func TestScopeFor(t *testing.T) {
-	prm := &OAuthFields{Scopes: []string{"a:r", "b:w", "a:r", "bad scope", `q"`}}
-	as1 := &OAuthFields{Scopes: []string{"only"}}
-	as2 := &OAuthFields{Scopes: []string{"x", "y"}}
+	prm := &wellknown.OAuthFields{Scopes: []string{"a:r", "b:w", "a:r", "bad scope", `q"`}}
+	as1 := &wellknown.OAuthFields{Scopes: []string{"only"}}
+	as2 := &wellknown.OAuthFields{Scopes: []string{"x", "y"}}
 	if got := ScopeFor(prm, as1); got != "a:r b:w" {
 		t.Errorf("PRM scopes: %q", got)
 	}
-	if got := ScopeFor(&OAuthFields{}, as1); got != "only" {
+	if got := ScopeFor(&wellknown.OAuthFields{}, as1); got != "only" {
 		t.Errorf("the AS's only scope: %q", got)
 	}
 	if got := ScopeFor(nil, as2); got != "" {
@@ -386,6 +356,61 @@ func TestOAuthGatherersRefuse(t *testing.T) {
 	}
 }
 
+// Metadata whose issuer is not the one it was fetched for must not be used
+// (RFC 8414 §3.3): neither probe sends anything to the token endpoint it
+// names, however inviting its grants are, and neither touches the API.
+func TestOAuthGatherersIgnoreRejectedMetadata(t *testing.T) {
+	for name, issuer := range map[string]string{
+		"another issuer": `"issuer":"https://login.elsewhere.example",`,
+		"no issuer":      ``,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newOAuthSite(t, func(o string) map[string]http.HandlerFunc {
+				return map[string]http.HandlerFunc{
+					WellKnownPRM: jsonDoc(`{"resource":"` + o + `/api","authorization_servers":["` + o + `"]}`),
+					WellKnownAS:  jsonDoc(`{` + issuer + `"token_endpoint":"` + o + `/token","grant_types_supported":["client_credentials"],"token_endpoint_auth_methods_supported":["none"]}`),
+					"/token":     jsonDoc(`{"access_token":"tok","token_type":"Bearer"}`),
+					"/api":       jsonDoc(`{}`),
+				}
+			})
+			set, _ := runOAuth(t, s.URL, 5*time.Second)
+			m, ch := Get(set, OAuthMeta), Get(set, OAuthChallengeKey)
+			if m.ASFields == nil || !m.Rejected() || m.ExpectedIssuer() != s.URL {
+				t.Fatalf("metadata %+v not rejected (expected issuer %q)", m, m.ExpectedIssuer())
+			}
+			if m.Token != nil || ch.Tried || ch.Token != nil {
+				t.Errorf("token GET %+v, challenge %+v: rejected metadata was used", m.Token, ch)
+			}
+			if hits := s.hitsTo("/token", "/api"); len(hits) != 0 {
+				t.Errorf("requests to what rejected metadata names: %+v", hits)
+			}
+		})
+	}
+}
+
+// Without a PRM resource, the protected API tried is the first secured
+// parameterless GET as engine/openapi reads security: one whose
+// authentication is optional (an empty requirement beside another) is not
+// secured, so an operation the document's requirement covers is preferred.
+func TestProtectedTargetReadsSecurityOnce(t *testing.T) {
+	origin := "https://shop.example"
+	target, _ := url.Parse(origin + "/")
+	spec, err := openapi.Load([]byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"},
+		"components":{"securitySchemes":{"oauth":{"type":"oauth2","flows":{"clientCredentials":{"tokenUrl":"/token","scopes":{}}}}}},
+		"security":[{"oauth":[]}],
+		"paths":{
+			"/a-optional":{"get":{"security":[{},{"oauth":[]}],"responses":{"200":{"description":"ok"}}}},
+			"/b-open":{"get":{"security":[],"responses":{"200":{"description":"ok"}}}},
+			"/c-secured":{"get":{"responses":{"200":{"description":"ok"}}}}}}`), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, source, skip := protectedTarget(Site{Target: target, Origin: origin}, nil, &OpenAPIDoc{Spec: spec})
+	if got != origin+"/c-secured" || skip != "" || !strings.Contains(source, "GET /c-secured") {
+		t.Errorf("target %q (%s, %s), want the secured GET /c-secured", got, source, skip)
+	}
+}
+
 // A token endpoint that hangs, and one that answers an endless body, end
 // within the request timeout with nothing to use.
 func TestOAuthGatherersHostileTokenEndpoint(t *testing.T) {
@@ -450,13 +475,10 @@ func FuzzOAuthParsers(f *testing.F) {
 				t.Fatalf("challenge %+v", c)
 			}
 		}
-		if fl, err := ParseOAuthFields([]byte(s)); err == nil {
-			for _, l := range [][]string{fl.GrantTypes, fl.AuthMethods, fl.Scopes, fl.AuthorizationServers} {
-				if len(l) > maxOAuthList {
-					t.Fatalf("list of %d", len(l))
-				}
+		if fl, err := wellknown.ParseOAuthFields([]byte(s)); err == nil {
+			if scope := ScopeFor(fl, fl); len(strings.Fields(scope)) > maxScopes {
+				t.Fatalf("scope %q asks for more than %d scopes", scope, maxScopes)
 			}
-			ScopeFor(fl, fl)
 		}
 		if r := ParseTokenReply([]byte(s)); r != nil && r.HasToken() && !oauthHeaderSafe(r.token) {
 			t.Fatalf("unusable token kept: %q", r.token)

@@ -547,7 +547,10 @@ var mcpGatherer = Define(MCPCard, "The MCP server card (/.well-known/mcp/server-
 	})
 
 // probeMCP shakes hands with a card's endpoint in both protocol eras and
-// lists its tools when the card does not.
+// lists its tools when the card does not. A stateful server opens a session
+// with the initialize (even when server/discover answered too): it is ended
+// with DELETE whatever happens next, as the transport spec asks of a client
+// that no longer needs one.
 func probeMCP(c *Ctx, endpoint string, card *fetch.Response, parsed *mcpcard.Card) MCPProbe {
 	pr := MCPProbe{Endpoint: endpoint}
 	post := func(body []byte, h map[string]string, round int) fetch.Request {
@@ -558,14 +561,28 @@ func probeMCP(c *Ctx, endpoint string, card *fetch.Response, parsed *mcpcard.Car
 	ib, ih := mcpcard.InitializeRequest()
 	hs := c.FetchAll([]fetch.Request{post(db, dh, After(card)), post(ib, ih, After(card))})
 	modern, legacy := hs[0], hs[1]
-	ok := func(r *fetch.Response) bool {
-		if !r.OK() {
-			return false
-		}
-		rep, err := mcpcard.ReadReply(r.ContentType(), r.Body)
-		return err == nil && rep.Error == nil
+	session, last := "", legacy
+	if legacy.Err == nil {
+		session = mcpcard.SessionID(legacy.Header)
 	}
-	pr.Modern, pr.Legacy = ok(modern), ok(legacy)
+	defer func() {
+		if session != "" {
+			// Not redirected: a DELETE goes to the endpoint or nowhere.
+			c.Fetch(fetch.Request{Method: http.MethodDelete, URL: endpoint, Header: mcpcard.EndSessionHeaders(session),
+				NoRedirect: true, NoOrigin: true, MaxBody: 16 << 10, Round: After(last)})
+		}
+	}()
+	// result is the JSON-RPC result answering request id, nil without one.
+	result := func(r *fetch.Response, id int) *mcpcard.Reply {
+		if !r.OK() {
+			return nil
+		}
+		if rep, err := mcpcard.ReadReply(r.ContentType(), r.Body); err == nil && rep.Error == nil && rep.Answers(id) {
+			return rep
+		}
+		return nil
+	}
+	pr.Modern, pr.Legacy = result(modern, 1) != nil, result(legacy, 1) != nil
 	if !pr.Modern && !pr.Legacy {
 		if legacy.Err != nil {
 			pr.Error = describe(legacy.Err)
@@ -583,7 +600,6 @@ func probeMCP(c *Ctx, endpoint string, card *fetch.Response, parsed *mcpcard.Car
 		b, h := mcpcard.ModernToolsListRequest()
 		list = c.Fetch(post(b, h, After(modern)))
 	} else {
-		session := legacy.Header.Get("Mcp-Session-Id")
 		h := map[string]string{"Content-Type": "application/json", "MCP-Protocol-Version": mcpcard.LegacyVersion}
 		if session != "" {
 			h["Mcp-Session-Id"] = session
@@ -592,7 +608,8 @@ func probeMCP(c *Ctx, endpoint string, card *fetch.Response, parsed *mcpcard.Car
 		b, lh := mcpcard.LegacyToolsListRequest(session)
 		list = c.Fetch(post(b, lh, After(notice)))
 	}
-	if rep, err := mcpcard.ReadReply(list.ContentType(), list.Body); err == nil && rep.Error == nil {
+	last = list
+	if rep := result(list, 2); rep != nil {
 		if tools, err := mcpcard.Tools(rep.Result); err == nil {
 			pr.Tools, pr.ToolsSource = tools, "tools/list"
 		}

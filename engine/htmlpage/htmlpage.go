@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/agentready/agentready/engine/clip"
 )
 
 // Caps keep a hostile page's extraction bounded.
@@ -278,9 +280,5 @@ func textOf(n *html.Node, max int) string {
 			stack = append(stack, k)
 		}
 	}
-	s := b.String()
-	if len(s) > max {
-		s = s[:max]
-	}
-	return s
+	return clip.Bytes(b.String(), max)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -28,7 +29,9 @@ func Describe(body []byte, err error) string {
 		return fmt.Sprintf("`%s` is %s where %s is expected", field, article(typ.Value), kind(typ.Type.Kind().String()))
 	case len(bytes.TrimSpace(body)) == 0:
 		return "the document is empty"
-	case errors.As(err, &syn) && strings.Contains(syn.Error(), "end of JSON input"):
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &syn) && strings.Contains(syn.Error(), "end of JSON input"):
+		// json.Unmarshal reports a cut document as a SyntaxError, a
+		// json.Decoder as io.ErrUnexpectedEOF.
 		line, col := Position(body, int64(len(body)))
 		return fmt.Sprintf("line %d, column %d: the document ends before its last value is closed", line, col)
 	case errors.As(err, &syn):

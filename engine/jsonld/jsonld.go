@@ -3,7 +3,10 @@ package jsonld
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
+
+	"github.com/agentready/agentready/engine/jsonerr"
 )
 
 // Caps: a hostile block cannot make the walk unbounded.
@@ -69,7 +72,7 @@ func Parse(blocks []string) *Graph {
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
 			if len(g.Errors) < 20 {
-				g.Errors = append(g.Errors, err.Error())
+				g.Errors = append(g.Errors, fmt.Sprintf("block %d: %s", g.Blocks, jsonerr.Describe(raw, err)))
 			}
 			continue
 		}

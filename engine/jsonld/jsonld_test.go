@@ -3,6 +3,8 @@ package jsonld
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentready/agentready/engine/signal"
 )
 
 func TestGraphWalk(t *testing.T) {
@@ -25,6 +27,31 @@ func TestGraphWalk(t *testing.T) {
 	}
 }
 
+// A block that does not parse is explained in words, by block and position,
+// never with encoding/json's own text.
+func TestErrorsInWords(t *testing.T) {
+	g := Parse([]string{
+		`{"@type":"Organization","name":"ok"}`,
+		"{\n  \"@type\": \"BlogPosting\",\n  \"author\": {\"name\": \"A\",},\n}",
+		`{"@type":"Article","headline":"cut`,
+		`{"@type":"Article"} trailing`,
+		"",
+	})
+	want := []string{
+		"block 2: line 3, column 26: trailing comma before `}`",
+		"block 3: line 1, column 34: the document ends before its last value is closed",
+		"block 5: the document is empty",
+	}
+	if strings.Join(g.Errors, "|") != strings.Join(want, "|") {
+		t.Errorf("errors\n%q\nwant\n%q", g.Errors, want)
+	}
+	for _, e := range g.Errors {
+		if p := signal.RawText(e); p != "" {
+			t.Errorf("library text %q in %q", p, e)
+		}
+	}
+}
+
 func TestDepthAndCountCaps(t *testing.T) {
 	deep := strings.Repeat(`{"@type":"Thing","a":`, 200) + "1" + strings.Repeat("}", 200)
 	g := Parse([]string{deep})
@@ -44,6 +71,11 @@ func FuzzParse(f *testing.F) {
 		g := Parse([]string{block})
 		if len(g.Nodes) > MaxNodes || g.Parsed > 1 {
 			t.Fatal("bounds")
+		}
+		for _, e := range g.Errors {
+			if p := signal.RawText(e); p != "" {
+				t.Fatalf("library text %q in %q", p, e)
+			}
 		}
 		for _, n := range g.Entities() {
 			_ = n.Str("name")

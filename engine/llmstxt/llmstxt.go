@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentready/agentready/engine/clip"
 )
 
 // MaxBytes is the largest file validated; longer input is cut and noted.
@@ -226,10 +228,7 @@ func looksHTML(s string) bool {
 }
 
 func quote(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "…"
-	}
-	return "\"" + s + "\""
+	return "\"" + clip.To(s, 60) + "\""
 }
 
 func itoa(n int) string {

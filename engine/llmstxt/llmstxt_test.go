@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentready/agentready/internal/testenv"
 )
@@ -127,4 +128,23 @@ func FuzzValidate(f *testing.F) {
 			t.Fatal("findings are unbounded")
 		}
 	})
+}
+
+// A long name quoted in a finding is cut by runes: a section named in
+// Japanese (3 bytes a character) is never cut inside a character.
+func TestFindingQuotesCutByRunes(t *testing.T) {
+	name := strings.Repeat("日本語", 30)
+	r := Validate([]byte("# Site\n\n> Summary\n\n## "+name+"\n\nJust text, no links.\n"), nil)
+	found := false
+	for _, f := range r.Findings {
+		if strings.Contains(f.Message, "has no links") {
+			found = true
+			if !utf8.ValidString(f.Message) || !strings.Contains(f.Message, "\""+strings.Repeat("日本語", 19)+"日本…\"") {
+				t.Errorf("finding %q", f.Message)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no finding for the empty section: %+v", r.Findings)
+	}
 }

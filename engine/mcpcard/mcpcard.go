@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentready/agentready/engine/jsonerr"
@@ -238,11 +240,9 @@ func resolve(ref string, base *url.URL) string {
 	return u.String()
 }
 
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-
 // Grade says whether a tool is well described, and if not, why.
 func Grade(t Tool) (ok bool, problems []string) {
-	if !toolName.MatchString(t.Name) {
+	if !ValidToolName("mcp", t.Name) {
 		problems = append(problems, "name must be 1–128 characters of A–Z, a–z, 0–9, _ . -")
 	}
 	d := strings.TrimSpace(t.Description)
@@ -335,6 +335,32 @@ func LegacyToolsListRequest(sessionID string) (body []byte, headers map[string]s
 	return rpc(2, "tools/list", map[string]any{}), h
 }
 
+// MaxSessionID bounds the Mcp-Session-Id a client sends back.
+const MaxSessionID = 1024
+
+// SessionID is the Mcp-Session-Id an initialize answer assigned, "" when
+// there is none or it is not one a client may send back: the transport spec
+// allows only visible ASCII, and a site's header is not echoed unbounded.
+func SessionID(h http.Header) string {
+	id := h.Get("Mcp-Session-Id")
+	if len(id) > MaxSessionID {
+		return ""
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return ""
+		}
+	}
+	return id
+}
+
+// EndSessionHeaders are the headers of the DELETE that ends a legacy
+// session: the transport spec asks a client that no longer needs a session
+// to send it, with the session's id and the protocol version in use.
+func EndSessionHeaders(sessionID string) map[string]string {
+	return map[string]string{"Mcp-Session-Id": sessionID, "MCP-Protocol-Version": LegacyVersion}
+}
+
 // Accept is what a Streamable HTTP client must accept.
 const Accept = "application/json, text/event-stream"
 
@@ -351,49 +377,58 @@ func rpc(id int, method string, params any) []byte {
 	return b
 }
 
-// Reply is a JSON-RPC response.
+// Reply is a JSON-RPC 2.0 response, as ReadReply found it: exactly one of
+// Result and Error is set.
 type Reply struct {
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	// ID is the request id as the server wrote it (a number, a string, or
+	// null when it could not read the request's).
+	ID     json.RawMessage
+	Result json.RawMessage // the result's JSON, possibly the literal null
+	Error  *RPCError
+}
+
+// RPCError is a JSON-RPC error object.
+type RPCError struct {
+	Code    int
+	Message string // as the server wrote it: clip it before it reaches a report
+}
+
+// Answers reports a reply to the request with numeric id: its id, or a null
+// id on an error (the server could not read the request's id).
+func (r *Reply) Answers(id int) bool {
+	if r == nil {
+		return false
+	}
+	got := string(bytes.TrimSpace(r.ID))
+	return got == strconv.Itoa(id) || (r.Error != nil && got == "null")
 }
 
 // ErrNoReply means the body held no JSON-RPC response.
-var ErrNoReply = errors.New("no JSON-RPC response in the body")
+var ErrNoReply = errors.New("no JSON-RPC 2.0 response in the body")
 
-// ReadReply reads a JSON-RPC response from a JSON body or the first SSE event that holds one.
+// ReadReply reads a JSON-RPC 2.0 response from a JSON body, or from the
+// first event of an event stream that holds one (events before it may be
+// the server's notifications or requests). It is the one reader of JSON-RPC
+// replies, for MCP and A2A alike, and it holds a reply to the letter of
+// JSON-RPC 2.0: an object with "jsonrpc": "2.0" and an id, and exactly one
+// of a result and an error whose code is an integer. Anything else is
+// ErrNoReply.
 func ReadReply(contentType string, body []byte) (*Reply, error) {
-	try := func(b []byte) (*Reply, bool) {
-		var r Reply
-		var probe map[string]json.RawMessage
-		if json.Unmarshal(b, &probe) != nil {
-			return nil, false
-		}
-		if _, ok := probe["jsonrpc"]; !ok {
-			return nil, false
-		}
-		if json.Unmarshal(b, &r) != nil || (r.Result == nil && r.Error == nil) {
-			return nil, false
-		}
-		return &r, true
-	}
 	if strings.Contains(contentType, "event-stream") {
 		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		sc.Buffer(make([]byte, 0, 64<<10), max(len(body)+1, 64<<10))
 		var data bytes.Buffer
-		flush := func() (*Reply, bool) {
+		flush := func() *Reply {
 			defer data.Reset()
 			if data.Len() == 0 {
-				return nil, false
+				return nil
 			}
-			return try(data.Bytes())
+			return readReply(data.Bytes())
 		}
 		for sc.Scan() {
 			line := sc.Text()
 			if line == "" {
-				if r, ok := flush(); ok {
+				if r := flush(); r != nil {
 					return r, nil
 				}
 				continue
@@ -405,15 +440,49 @@ func ReadReply(contentType string, body []byte) (*Reply, error) {
 				data.WriteString(strings.TrimPrefix(v, " "))
 			}
 		}
-		if r, ok := flush(); ok {
+		if r := flush(); r != nil {
 			return r, nil
 		}
 		return nil, ErrNoReply
 	}
-	if r, ok := try(bytes.TrimSpace(body)); ok {
+	if r := readReply(bytes.TrimSpace(body)); r != nil {
 		return r, nil
 	}
 	return nil, ErrNoReply
+}
+
+// readReply reads one JSON-RPC 2.0 response; nil when b is not one.
+func readReply(b []byte) *Reply {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	var version string
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
+		return nil
+	}
+	id, hasID := m["id"]
+	result, hasResult := m["result"]
+	rawErr, hasErr := m["error"]
+	if !hasID || hasResult == hasErr {
+		return nil
+	}
+	r := &Reply{ID: id, Result: result}
+	if hasErr {
+		var e struct {
+			Code    json.RawMessage `json:"code"`
+			Message string          `json:"message"`
+		}
+		if json.Unmarshal(rawErr, &e) != nil {
+			return nil
+		}
+		code, err := strconv.Atoi(string(bytes.TrimSpace(e.Code)))
+		if err != nil {
+			return nil
+		}
+		r.Error = &RPCError{Code: code, Message: e.Message}
+	}
+	return r
 }
 
 // Tools extracts the tool list of a tools/list result.

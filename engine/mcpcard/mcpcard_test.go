@@ -1,6 +1,7 @@
 package mcpcard
 
 import (
+	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -146,6 +147,49 @@ func TestReadReply(t *testing.T) {
 	}
 }
 
+// ReadReply holds MCP and A2A replies to the letter of JSON-RPC 2.0, and
+// Answers ties a reply to its request.
+func TestReadReplyStrict(t *testing.T) {
+	cases := []struct {
+		ct, body string
+		ok       bool
+		answers1 bool
+	}{
+		{"application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`, true, true},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"result":null}`, true, true}, // a null result is a result
+		{"application/json", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, true, true},
+		{"application/json", `{"jsonrpc":"2.0","id":2,"result":{}}`, true, false},
+		{"application/json", `{"jsonrpc":"2.0","id":null,"result":{}}`, true, false},
+		{"application/json; charset=utf-8", " \n" + `{"jsonrpc":"2.0","id":1,"error":{"code":-32601}}` + "\n", true, true},
+		{"application/json", `{"jsonrpc":"1.0","id":1,"result":{}}`, false, false},
+		{"application/json", `{"id":1,"result":{}}`, false, false},
+		{"application/json", `{"jsonrpc":"2.0","result":{}}`, false, false}, // no id
+		{"application/json", `{"jsonrpc":"2.0","id":1}`, false, false},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}`, false, false},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}`, false, false},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"x"}}`, false, false},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":1e30,"message":"x"}}`, false, false},
+		{"application/json", `{"jsonrpc":"2.0","id":1,"error":"boom"}`, false, false},
+		{"application/json", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, false, false},
+		{"text/html", `<!doctype html><h1>Not found</h1>`, false, false},
+		// The first event holding a reply, after a server request and a
+		// notification; data lines of one event join.
+		{"text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1,\"result\":{}}\n\n", true, true},
+		{"text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", true, true}, // no final blank line
+		{"text/event-stream", ": keep-alive\n\n", false, false},
+	}
+	for _, c := range cases {
+		r, err := ReadReply(c.ct, []byte(c.body))
+		if (err == nil) != c.ok {
+			t.Errorf("%s %q: err %v, want ok=%v", c.ct, c.body, err, c.ok)
+			continue
+		}
+		if err == nil && ((r.Result == nil) == (r.Error == nil) || r.Answers(1) != c.answers1) {
+			t.Errorf("%s %q: %+v, answers 1 = %v", c.ct, c.body, r, r.Answers(1))
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob(corpus + "*")
 	for _, p := range files {
@@ -160,8 +204,14 @@ func FuzzParse(f *testing.F) {
 				Grade(tool)
 			}
 		}
-		if r, err := ReadReply(ct, body); err == nil && r.Result == nil && r.Error == nil {
-			t.Fatal("empty reply accepted")
+		var m map[string]any
+		if json.Unmarshal(body, &m) == nil {
+			if d, _ := ReadToolDef(m); d.Valid() && (!ValidToolName(d.Ecosystem, d.Name) || strings.TrimSpace(d.Description) == "") {
+				t.Fatalf("invalid tool accepted: %+v", d)
+			}
+		}
+		if r, err := ReadReply(ct, body); err == nil && (r.Result == nil) == (r.Error == nil) {
+			t.Fatalf("a reply with both or neither of result and error accepted: %+v", r)
 		}
 	})
 }

@@ -1,9 +1,12 @@
 package openapi
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentready/agentready/internal/testenv"
 )
@@ -125,10 +128,36 @@ func FuzzLoad(f *testing.F) {
 		}
 	}
 	f.Add([]byte("a: &a [*a, *a, *a]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\nopenapi: 3.0.0\n"))
+	base, _ := url.Parse("https://docs.example.com/api/openapi.json")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s, err := Load(body, nil)
 		if err == nil && s.Version == "" {
 			t.Fatal("loaded without a version")
+		}
+		if err != nil {
+			msg := err.Error()
+			if p := libraryText.FindString(msg); p != "" || !utf8.ValidString(msg) || strings.ContainsAny(msg, "\n\r") {
+				t.Fatalf("error %q is not plain words on one line (%q)", msg, p)
+			}
+		}
+		if s, err = Load(body, base); err != nil {
+			return
+		}
+		if len(s.Servers.Unusable) > MaxListed || len(s.Servers.URLs) > s.Servers.Declared {
+			t.Fatalf("servers %+v", s.Servers)
+		}
+		for _, u := range s.Servers.URLs {
+			p, err := url.Parse(u)
+			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || strings.ContainsAny(u, "{}") {
+				t.Fatalf("server %q is not a requestable URL", u)
+			}
+		}
+		for _, op := range s.Operations {
+			for code, mts := range op.ErrorTypes {
+				if len(mts) > MaxListed || (code != "default" && !strings.HasPrefix(code, "4")) {
+					t.Fatalf("%s %s: error types %q: %v", op.Method, op.Path, code, mts)
+				}
+			}
 		}
 	})
 }

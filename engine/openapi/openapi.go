@@ -1,10 +1,12 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +14,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentready/agentready/engine/clip"
+	"github.com/agentready/agentready/engine/jsonerr"
 )
 
 // MaxBytes is the largest document loaded.
@@ -35,9 +40,33 @@ type Operation struct {
 	ResponseFields []string `json:"responseFields,omitempty"` // property names of 2xx JSON bodies, one level deep
 	AsyncLink      bool     `json:"asyncLink,omitempty"`      // a 202 that says where to learn the outcome
 	Callbacks      bool     `json:"callbacks,omitempty"`
-	Secured        bool     `json:"secured,omitempty"` // effective security requirement is non-empty
-	Scopes         []string `json:"scopes,omitempty"`  // scopes named in its effective requirements
-	Extensions     []string `json:"extensions,omitempty"`
+	// Secured: anonymous callers cannot meet the effective security
+	// requirement (the operation's, else the document's): it lists
+	// requirements and none of them is empty. An empty one ({}) makes
+	// authentication optional, so `security: [{}]` and `[{}, {key: []}]`
+	// are not secured, and an operation's `security: []` lifts the
+	// document's.
+	Secured    bool     `json:"secured,omitempty"`
+	Scopes     []string `json:"scopes,omitempty"` // scopes named in its effective requirements
+	Extensions []string `json:"extensions,omitempty"`
+	// ErrorTypes are the media types (lower case, without parameters, at
+	// most MaxListed) of its documented 4xx and default responses, by
+	// response key ("404", "4XX" upper-cased, "default"); a key with none
+	// documents no body.
+	ErrorTypes map[string][]string `json:"-"`
+}
+
+// Documented4xx lists the 4xx codes the operation documents ("4XX"
+// included), sorted.
+func (o Operation) Documented4xx() []string {
+	var codes []string
+	for k := range o.ErrorTypes {
+		if k != "default" {
+			codes = append(codes, k)
+		}
+	}
+	sort.Strings(codes)
+	return codes
 }
 
 // IsWrite reports POST, PUT, PATCH or DELETE.
@@ -78,15 +107,18 @@ type Scheme struct {
 
 // Spec is a loaded document.
 type Spec struct {
-	Version      string      `json:"version"` // "3.1.0", "2.0", …
-	Title        string      `json:"title"`
-	Operations   []Operation `json:"-"`
-	Paths        int         `json:"paths"`
-	Webhooks     bool        `json:"webhooks"`
-	Schemes      []Scheme    `json:"schemes,omitempty"`
-	ServerURL    string      `json:"serverUrl,omitempty"`
-	ExternalDocs string      `json:"externalDocs,omitempty"`
-	Findings     []string    `json:"findings,omitempty"`
+	Version    string      `json:"version"` // "3.1.0", "2.0", …
+	Title      string      `json:"title"`
+	Operations []Operation `json:"-"`
+	Paths      int         `json:"paths"`
+	Webhooks   bool        `json:"webhooks"`
+	Schemes    []Scheme    `json:"schemes,omitempty"`
+	// ServerURL is the first declared server as written, resolved against
+	// the description's URL ("" when none is declared).
+	ServerURL    string   `json:"serverUrl,omitempty"`
+	Servers      Servers  `json:"-"`
+	ExternalDocs string   `json:"externalDocs,omitempty"`
+	Findings     []string `json:"findings,omitempty"`
 }
 
 // ErrNotOpenAPI means the document is JSON or YAML but not an OpenAPI/Swagger description.
@@ -112,7 +144,7 @@ func FromTree(tree any, base *url.URL) (*Spec, error) {
 	}
 	js, err := json.Marshal(root)
 	if err != nil {
-		return nil, err
+		return nil, errors.New("it holds a value JSON cannot represent (such as YAML's .inf or .nan)")
 	}
 	s := &Spec{}
 	var doc *openapi3.T
@@ -120,10 +152,11 @@ func FromTree(tree any, base *url.URL) (*Spec, error) {
 	case strings.HasPrefix(fmt.Sprint(root["swagger"]), "2"):
 		var d2 openapi2.T
 		if err := json.Unmarshal(js, &d2); err != nil {
-			return nil, fmt.Errorf("swagger 2.0 document does not load: %v", firstLine(err.Error()))
+			return nil, errors.New(describeLoad(err, root))
 		}
+		repairSwagger2(&d2)
 		if doc, err = openapi2conv.ToV3(&d2); err != nil {
-			return nil, fmt.Errorf("swagger 2.0 document does not convert: %v", firstLine(err.Error()))
+			return nil, errors.New(describeLoad(err, root))
 		}
 		s.Version = "2.0"
 	case strings.HasPrefix(fmt.Sprint(root["openapi"]), "3"):
@@ -137,7 +170,7 @@ func FromTree(tree any, base *url.URL) (*Spec, error) {
 				}
 			}
 			if err != nil {
-				return nil, fmt.Errorf("OpenAPI document does not load: %v", firstLine(err.Error()))
+				return nil, errors.New(describeLoad(err, root))
 			}
 		}
 		s.Version = fmt.Sprint(root["openapi"])
@@ -148,28 +181,62 @@ func FromTree(tree any, base *url.URL) (*Spec, error) {
 	return s, nil
 }
 
+// repairSwagger2 gives each Swagger 2.0 operation without its own
+// `produces` the document's, as Swagger 2.0 says it has: openapi2conv
+// would otherwise assume application/json for its responses. A path whose
+// item is null is dropped (openapi2conv cannot convert it).
+func repairSwagger2(d2 *openapi2.T) {
+	for p, item := range d2.Paths {
+		if item == nil {
+			delete(d2.Paths, p)
+			continue
+		}
+		if len(d2.Produces) == 0 {
+			continue
+		}
+		for _, op := range item.Operations() {
+			if len(op.Produces) == 0 {
+				op.Produces = d2.Produces
+			}
+		}
+	}
+}
+
 func load(js []byte) (*openapi3.T, error) {
 	l := openapi3.NewLoader()
 	l.IsExternalRefsAllowed = false
 	return l.LoadFromData(js)
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}
-
 // Decode parses JSON or YAML into a JSON-shaped tree: maps with string keys,
 // so it marshals as JSON (YAML allows other keys; they are stringified).
+// YAML reads both, leniently (a trailing comma in JSON passes); a body that
+// YAML refuses but that starts like JSON is read as JSON, which allows what
+// YAML does not (a key given twice: the last one counts), and when that
+// fails too its error is JSON's, worded by jsonerr. A YAML error is worded
+// by describeYAML: never the parser's own text.
 func Decode(body []byte) (any, error) {
 	var raw any
-	if err := yaml.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("neither JSON nor YAML: %v", firstLine(err.Error()))
+	yerr := yaml.Unmarshal(body, &raw)
+	if yerr == nil {
+		return normalize(raw, 0), nil
 	}
-	return normalize(raw, 0), nil
+	if looksJSON(body) {
+		js := bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+		jerr := json.Unmarshal(js, &raw)
+		if jerr == nil {
+			return normalize(raw, 0), nil
+		}
+		return nil, errors.New("it is not valid JSON: " + jsonerr.Describe(js, jerr))
+	}
+	return nil, errors.New("it is neither JSON nor valid YAML: " + describeYAML(yerr))
+}
+
+// looksJSON reports a body whose first significant byte opens a JSON object
+// or array.
+func looksJSON(body []byte) bool {
+	b := bytes.TrimLeft(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
 }
 
 // normalize turns YAML's map[any]any into map[string]any.
@@ -231,9 +298,8 @@ func build(s *Spec, doc *openapi3.T, root map[string]any, base *url.URL) {
 	if doc.ExternalDocs != nil {
 		s.ExternalDocs = doc.ExternalDocs.URL
 	}
-	if len(doc.Servers) > 0 {
-		s.ServerURL = resolveServer(doc.Servers[0].URL, base)
-	}
+	s.Servers = readServers(root, s.Version == "2.0", base)
+	s.ServerURL = s.Servers.first
 	if wh, ok := root["webhooks"].(map[string]any); ok && len(wh) > 0 {
 		s.Webhooks = true
 	}
@@ -311,17 +377,6 @@ func build(s *Spec, doc *openapi3.T, root map[string]any, base *url.URL) {
 	}
 }
 
-func resolveServer(raw string, base *url.URL) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	if base != nil {
-		u = base.ResolveReference(u)
-	}
-	return u.String()
-}
-
 // acceptsArray: the body schema is an array, or offers one as an
 // alternative (oneOf/anyOf "one item or many", the usual way to declare a
 // single-or-bulk write).
@@ -370,6 +425,7 @@ func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, sha
 		}
 		sort.Strings(codes)
 		o.Responses = codes
+		o.ErrorTypes = errorTypes(op.Responses)
 		fields := map[string]bool{}
 		for _, code := range codes {
 			r := op.Responses.Value(code)
@@ -409,10 +465,11 @@ func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, sha
 	if op.Security != nil {
 		reqs = *op.Security
 	}
+	o.Secured = len(reqs) > 0
 	seen := map[string]bool{}
 	for _, req := range reqs {
-		if len(req) > 0 {
-			o.Secured = true
+		if len(req) == 0 {
+			o.Secured = false
 		}
 		for _, scopes := range req {
 			for _, sc := range scopes {
@@ -425,6 +482,52 @@ func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, sha
 	}
 	sort.Strings(o.Scopes)
 	return o
+}
+
+// errorTypes reads the documented 4xx and default responses (their $refs
+// resolved by the loader; a $ref cycle leaves a response without content).
+func errorTypes(rs *openapi3.Responses) map[string][]string {
+	out := map[string][]string{}
+	for code, r := range rs.Map() {
+		is4xx := len(code) == 3 && code[0] == '4' && (strings.EqualFold(code[1:], "XX") || isDigits(code[1:]))
+		if !is4xx && code != "default" {
+			continue
+		}
+		if is4xx {
+			code = strings.ToUpper(code)
+		}
+		mts := out[code] // "4xx" and "4XX" are one key
+		if r != nil && r.Value != nil {
+			for mt := range r.Value.Content {
+				mts = append(mts, mediaType(mt))
+			}
+		}
+		out[code] = mts
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for code, mts := range out {
+		sort.Strings(mts)
+		mts = slices.Compact(mts)
+		out[code] = mts[:min(len(mts), MaxListed)]
+	}
+	return out
+}
+
+// mediaType lower-cases a media type and drops its parameters.
+func mediaType(s string) string {
+	s, _, _ = strings.Cut(s, ";")
+	return clip.To(strings.ToLower(strings.TrimSpace(s)), 200)
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 var itemKeys = map[string]bool{"data": true, "items": true, "results": true, "records": true, "entries": true, "list": true,

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentready/agentready/engine/mcpcard"
 	"github.com/agentready/agentready/engine/openapi"
 )
 
@@ -104,47 +105,16 @@ func toolsIn(e *Findings, rel string, src []byte, v any, depth int) {
 	}
 }
 
-// toolDef recognises one tool definition and says whether it is valid.
+// toolDef recognises one tool definition and says whether it is valid, by
+// the one rule agentready has for that (mcpcard.ReadToolDef, which the deep
+// scan also applies to a site's declared tool schemas).
 func toolDef(m map[string]any) (ToolDef, bool) {
-	var t ToolDef
-	var schema any
-	switch {
-	case m["type"] == "function" && m["function"] != nil:
-		f, _ := m["function"].(map[string]any)
-		if f == nil {
-			return t, false
-		}
-		t.Ecosystem, schema = "openai", f["parameters"]
-		m = f
-	case m["inputSchema"] != nil:
-		t.Ecosystem, schema = "mcp", m["inputSchema"]
-	case m["input_schema"] != nil:
-		t.Ecosystem, schema = "anthropic", m["input_schema"]
-	case m["parameters"] != nil && m["name"] != nil && m["description"] != nil:
-		t.Ecosystem, schema = "gemini", m["parameters"]
-		if p, _ := m["parameters"].(map[string]any); p != nil && p["type"] == "OBJECT" {
-			t.Ecosystem = "gemini"
-		} else {
-			t.Ecosystem = "openai" // legacy "functions" entries
-		}
-	default:
-		return t, false
+	d, shaped := mcpcard.ReadToolDef(m)
+	if !shaped {
+		return ToolDef{}, false
 	}
-	t.Name, _ = m["name"].(string)
-	desc, _ := m["description"].(string)
-	obj, _ := schema.(map[string]any)
-	switch {
-	case !toolName.MatchString(t.Name):
-		t.Problem = "name missing or not a valid tool name"
-	case strings.TrimSpace(desc) == "":
-		t.Problem = "no description"
-	case obj == nil || !strings.EqualFold(strOf(obj["type"]), "object"):
-		t.Problem = "input schema is not an object schema"
-	}
-	return t, true
+	return ToolDef{Ecosystem: d.Ecosystem, Name: d.Name, Problem: d.Problem}, true
 }
-
-func strOf(v any) string { s, _ := v.(string); return s }
 
 // AgentsDoc is what AGENTS.md covers.
 type AgentsDoc struct {

@@ -165,5 +165,4 @@ var (
 	scopeFunc    = regexp.MustCompile(`(?i)^(require|check|has|enforce|verify|must|ensure)_?scopes?$`)
 	signatureKey = regexp.MustCompile(`(?i)signature`)
 	timestampKey = regexp.MustCompile(`(?i)timestamp`)
-	toolName     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 )

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agentready/agentready/engine/mcpcard"
 )
 
 var routeMethods = map[string]string{
@@ -297,7 +299,7 @@ func toolLiteral(e ast.Expr) *ToolDef {
 		}
 	}
 	switch {
-	case !toolName.MatchString(t.Name):
+	case !mcpcard.ValidToolName(t.Ecosystem, t.Name):
 		t.Problem = "name missing or not a valid tool name"
 	case strings.TrimSpace(desc) == "":
 		t.Problem = "no description"

@@ -25,10 +25,10 @@ type Result struct {
 
 // Stats describe the walk.
 type Stats struct {
-	Files   int            `json:"files"`
-	Bytes   int64          `json:"bytes"`
-	Skipped map[string]int `json:"skipped"`
-	Elapsed string         `json:"elapsed"`
+	Files   int     `json:"files"`
+	Bytes   int64   `json:"bytes"`
+	Skipped Skipped `json:"skipped"`
+	Elapsed string  `json:"elapsed"`
 }
 
 // Reached reports level 5: at least half of the applicable level-5 checks pass.
@@ -77,13 +77,13 @@ func Walk(ctx context.Context, root string, opts Options) (*Findings, Stats, err
 				src, err := os.ReadFile(f.abs)
 				if err != nil || int64(len(src)) > opts.Limits.MaxFileBytes {
 					mu.Lock()
-					skipped["unreadable"]++
+					skipped[skipUnreadable]++
 					mu.Unlock()
 					continue
 				}
 				if isBinary(src) || generatedHeader(src) {
 					mu.Lock()
-					skipped["binary or generated"]++
+					skipped[skipBinary]++
 					mu.Unlock()
 					continue
 				}

@@ -88,3 +88,57 @@ func send(req *http.Request) (*http.Response, error) { _ = req.Header.Get("Mcp-S
 		}
 	}
 }
+
+// What a walk skipped reads as words, the largest count first, every
+// reason with its own noun.
+func TestSkippedInWords(t *testing.T) {
+	s := Skipped{skipTestFile: 136, skipExcluded: 12, skipBinary: 2, skipGenerated: 1, skipGitignored: 1, skipSymlink: 0}
+	want := `136 test files, 12 excluded directories, 2 binary or "Code generated" files, 1 generated, minified or lock file and 1 gitignored path`
+	if got := s.String(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := (Skipped{skipTooDeep: 1}).String(); got != "1 directory nested too deep" {
+		t.Errorf("one reason: %q", got)
+	}
+	if got := (Skipped{}).String(); got != "" {
+		t.Errorf("nothing skipped: %q", got)
+	}
+	for _, r := range []string{skipUnreadable, skipSymlink, skipExcluded, skipTooDeep, skipGitignored, skipTestFile, skipGenerated, skipTooLarge, skipOverCap, skipBinary} {
+		if n := skipNouns[r]; n[0] == "" || n[1] == "" {
+			t.Errorf("reason %q has no noun", r)
+		}
+	}
+}
+
+// A tool name is judged by the one rule (mcpcard.ValidToolName) wherever a
+// tool is found: an MCP tool in Go, in JavaScript or in a JSON tool file
+// may have up to 128 characters, as the MCP specification allows.
+func TestToolNamesFollowOneRule(t *testing.T) {
+	long, tooLong := strings.Repeat("a", 100), strings.Repeat("a", 129)
+	for _, c := range []struct {
+		lang, name string
+		valid      bool
+	}{
+		{"go", "search", true}, {"go", long, true}, {"go", tooLong, false}, {"go", "two words", false},
+		{"js", "search", true}, {"js", long, true}, {"js", tooLong, false},
+		{"json", "search", true}, {"json", long, true}, {"json", tooLong, false},
+	} {
+		e := &Findings{}
+		switch c.lang {
+		case "go":
+			goFile(e, "t.go", []byte(`package p
+var t = &mcp.Tool{Name: "`+c.name+`", Description: "Finds things."}`))
+		case "js":
+			scriptFile(e, "t.js", "js", []byte(`server.tool('`+c.name+`', 'Finds things.', {}, h)`))
+		case "json":
+			dataFile(e, "tools.json", []byte(`[{"name":"`+c.name+`","description":"Finds things.","inputSchema":{"type":"object"}}]`))
+		}
+		if len(e.Tools) != 1 {
+			t.Errorf("%s %.20s: %d tools found", c.lang, c.name, len(e.Tools))
+			continue
+		}
+		if got := e.Tools[0].Problem == ""; got != c.valid {
+			t.Errorf("%s %.20s… (%d characters): valid %v (%q), want %v", c.lang, c.name, len(c.name), got, e.Tools[0].Problem, c.valid)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package repo
 import (
 	"regexp"
 	"strings"
+
+	"github.com/agentready/agentready/engine/mcpcard"
 )
 
 // blankComments replaces comments with spaces (keeping newlines, so line
@@ -114,7 +116,7 @@ func scriptFile(e *Findings, rel, lang string, src []byte) {
 			}
 			if m := jsMCPTool.FindStringSubmatch(l); m != nil {
 				t := ToolDef{Hit: h("tool " + m[1]), Ecosystem: "mcp", Name: m[1]}
-				if !toolName.MatchString(m[1]) {
+				if !mcpcard.ValidToolName(t.Ecosystem, m[1]) {
 					t.Problem = "invalid tool name"
 				}
 				e.addTool(t)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -29,8 +31,75 @@ func (l *Limits) defaults() {
 	}
 }
 
-// Skipped counts what the walk left out, by reason.
+// Skipped counts what the walk left out, by reason (one of the skip*
+// constants; the JSON report keeps them as keys).
 type Skipped map[string]int
+
+// Why a path was left out.
+const (
+	skipUnreadable = "unreadable"
+	skipSymlink    = "symlink"
+	skipExcluded   = "excluded directory"
+	skipTooDeep    = "too deep"
+	skipGitignored = "gitignored"
+	skipTestFile   = "test file"
+	skipGenerated  = "generated"
+	skipTooLarge   = "too large"
+	skipOverCap    = "over the file cap"
+	skipBinary     = "binary or generated"
+)
+
+// skipNouns names what each reason counts, singular and plural.
+var skipNouns = map[string][2]string{
+	skipUnreadable: {"unreadable path", "unreadable paths"},
+	skipSymlink:    {"symlink", "symlinks"},
+	skipExcluded:   {"excluded directory", "excluded directories"},
+	skipTooDeep:    {"directory nested too deep", "directories nested too deep"},
+	skipGitignored: {"gitignored path", "gitignored paths"},
+	skipTestFile:   {"test file", "test files"},
+	skipGenerated:  {"generated, minified or lock file", "generated, minified or lock files"},
+	skipTooLarge:   {"file over the size limit", "files over the size limit"},
+	skipOverCap:    {"file beyond the file cap", "files beyond the file cap"},
+	skipBinary:     {"binary or \"Code generated\" file", "binary or \"Code generated\" files"},
+}
+
+// String says what was skipped in words, the largest count first (ties in
+// alphabetical order): "136 test files, 12 excluded directories and 1 symlink".
+func (s Skipped) String() string {
+	type count struct {
+		n    int
+		noun string
+	}
+	var counts []count
+	for reason, n := range s {
+		if n <= 0 {
+			continue
+		}
+		noun, ok := skipNouns[reason]
+		if !ok {
+			noun = [2]string{reason, reason}
+		}
+		if n == 1 {
+			counts = append(counts, count{n, noun[0]})
+		} else {
+			counts = append(counts, count{n, noun[1]})
+		}
+	}
+	sort.Slice(counts, func(i, j int) bool {
+		if counts[i].n != counts[j].n {
+			return counts[i].n > counts[j].n
+		}
+		return counts[i].noun < counts[j].noun
+	})
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = strconv.Itoa(c.n) + " " + c.noun
+	}
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
 
 var skipDirs = map[string]bool{
 	".git": true, ".hg": true, ".svn": true, "vendor": true, "node_modules": true, "dist": true, "build": true, "out": true,
@@ -202,7 +271,7 @@ func walk(root string, lim Limits) ([]file, Skipped, error) {
 	ig.load(root, "")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			skipped["unreadable"]++
+			skipped[skipUnreadable]++
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -215,19 +284,19 @@ func walk(root string, lim Limits) ([]file, Skipped, error) {
 		}
 		name := d.Name()
 		if d.Type()&fs.ModeSymlink != 0 {
-			skipped["symlink"]++
+			skipped[skipSymlink]++
 			return nil // never followed: no loops, nothing outside the tree
 		}
 		if d.IsDir() {
 			switch {
 			case skipDirs[strings.ToLower(name)]:
-				skipped["excluded directory"]++
+				skipped[skipExcluded]++
 				return fs.SkipDir
 			case strings.Count(rel, "/")+1 > lim.MaxDepth:
-				skipped["too deep"]++
+				skipped[skipTooDeep]++
 				return fs.SkipDir
 			case ig.match(rel, true):
-				skipped["gitignored"]++
+				skipped[skipGitignored]++
 				return fs.SkipDir
 			}
 			ig.load(root, rel)
@@ -238,28 +307,28 @@ func walk(root string, lim Limits) ([]file, Skipped, error) {
 		}
 		switch {
 		case ig.match(rel, false):
-			skipped["gitignored"]++
+			skipped[skipGitignored]++
 			return nil
 		case isTestFile(name):
-			skipped["test file"]++
+			skipped[skipTestFile]++
 			return nil
 		case isGeneratedName(name):
-			skipped["generated"]++
+			skipped[skipGenerated]++
 			return nil
 		case !interesting(name):
 			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
-			skipped["unreadable"]++
+			skipped[skipUnreadable]++
 			return nil
 		}
 		if info.Size() > lim.MaxFileBytes {
-			skipped["too large"]++
+			skipped[skipTooLarge]++
 			return nil
 		}
 		if len(files) >= lim.MaxFiles {
-			skipped["over the file cap"]++
+			skipped[skipOverCap]++
 			return nil
 		}
 		files = append(files, file{rel: rel, abs: p, size: info.Size()})

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/jsonerr"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/signal"
@@ -195,9 +196,9 @@ func checkCoord(k *Key, name, v string, want int) {
 	case v == "":
 		k.Problems = append(k.Problems, fmt.Sprintf("no `%s`", name))
 	case err != nil:
-		k.Problems = append(k.Problems, fmt.Sprintf("`%s` is not base64url (%q looks like a placeholder, not a key)", name, clip(v)))
+		k.Problems = append(k.Problems, fmt.Sprintf("`%s` is not base64url (%q looks like a placeholder, not a key)", name, clip.To(v, maxQuoted)))
 	case len(b) != want && placeholder.MatchString(v):
-		k.Problems = append(k.Problems, fmt.Sprintf("`%s` is %q, a placeholder, not a key", name, clip(v)))
+		k.Problems = append(k.Problems, fmt.Sprintf("`%s` is %q, a placeholder, not a key", name, clip.To(v, maxQuoted)))
 	case len(b) != want:
 		k.Problems = append(k.Problems, fmt.Sprintf("`%s` decodes to %d bytes; %s %s needs %d", name, len(b), k.Kty, k.Crv, want))
 	}
@@ -445,7 +446,7 @@ func whyNone(d *Directory, now time.Time) string {
 
 func name(k Key) string {
 	if k.Kid != "" {
-		return fmt.Sprintf("%q", clip(k.Kid))
+		return fmt.Sprintf("%q", clip.To(k.Kid, maxQuoted))
 	}
 	return fmt.Sprintf("keys[%d]", k.Index)
 }
@@ -465,11 +466,5 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// clip keeps a site's string short enough for a message.
-func clip(s string) string {
-	r := []rune(s)
-	if len(r) > 60 {
-		return string(r[:57]) + "..."
-	}
-	return s
-}
+// maxQuoted bounds, in runes, a site's string quoted in a message.
+const maxQuoted = 60

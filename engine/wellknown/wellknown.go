@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -116,29 +117,141 @@ func FrontMatter(body []byte) (fields map[string]any, ok bool) {
 	return fields, true
 }
 
+// OAuthFields is what agentready reads of an OAuth metadata document, the
+// one reading of it: authorization-server members (RFC 8414, OpenID
+// discovery) and protected-resource members (RFC 9728) share one shape, so
+// the free scan's checks and the deep scan's OAuth probes see the same
+// document the same way.
+type OAuthFields struct {
+	Issuer               string
+	TokenEndpoint        string
+	GrantTypes           []string
+	HasGrantTypes        bool // grant_types_supported is present (RFC 8414's default is authorization_code and implicit)
+	AuthMethods          []string
+	Scopes               []string
+	Resource             string
+	AuthorizationServers []string
+	// Problems are members present with the wrong type, worded for site
+	// owners; each starts with the member's name.
+	Problems []string
+}
+
+// Caps on what one hostile OAuth document can make us keep.
+const (
+	MaxOAuthList   = 100 // entries kept of any array member
+	MaxOAuthString = 2048
+)
+
+// ParseOAuthFields reads the members agentready uses; a member of the wrong
+// type is a problem, not a reason to ignore the others. Only a body that is
+// not a JSON object is an error (worded by jsonerr). A leading byte-order
+// mark is tolerated.
+func ParseOAuthFields(body []byte) (*OAuthFields, error) {
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, errors.New("not a JSON object: " + jsonerr.Describe(body, err))
+	}
+	if m == nil {
+		return nil, errors.New("not a JSON object: the document is null")
+	}
+	f := &OAuthFields{}
+	str := func(key string) string {
+		raw, ok := m[key]
+		if !ok || string(raw) == "null" {
+			return ""
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			f.Problems = append(f.Problems, key+" is not a string")
+			return ""
+		}
+		if len(s) > MaxOAuthString {
+			f.Problems = append(f.Problems, fmt.Sprintf("%s is longer than %d characters", key, MaxOAuthString))
+			return ""
+		}
+		return s
+	}
+	list := func(key string) ([]string, bool) {
+		raw, ok := m[key]
+		if !ok || string(raw) == "null" {
+			return nil, false
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			f.Problems = append(f.Problems, key+" is not an array")
+			return nil, true
+		}
+		var out []string
+		bad := false
+		for _, it := range items {
+			var s string
+			if json.Unmarshal(it, &s) != nil || len(s) > MaxOAuthString {
+				bad = true
+				continue
+			}
+			if len(out) < MaxOAuthList {
+				out = append(out, s)
+			}
+		}
+		if bad {
+			f.Problems = append(f.Problems, key+" holds something other than short strings")
+		}
+		return out, true
+	}
+	f.Issuer = str("issuer")
+	f.TokenEndpoint = str("token_endpoint")
+	f.Resource = str("resource")
+	f.GrantTypes, f.HasGrantTypes = list("grant_types_supported")
+	f.AuthMethods, _ = list("token_endpoint_auth_methods_supported")
+	f.Scopes, _ = list("scopes_supported")
+	f.AuthorizationServers, _ = list("authorization_servers")
+	return f, nil
+}
+
+// problemWith is the problem noted for member, "" when it had none.
+func (f *OAuthFields) problemWith(member string) string {
+	for _, p := range f.Problems {
+		if strings.HasPrefix(p, member+" ") {
+			return p
+		}
+	}
+	return ""
+}
+
+// AnonymousClientCredentials reports an authorization server that lets a
+// client without registered credentials use the client_credentials grant:
+// both the grant and the "none" authentication method are advertised.
+func (f *OAuthFields) AnonymousClientCredentials() bool {
+	return f != nil && slices.Contains(f.GrantTypes, "client_credentials") && slices.Contains(f.AuthMethods, "none")
+}
+
 // AuthServer is graded OAuth 2.0 authorization-server or OpenID provider metadata.
 type AuthServer struct {
-	Issuer        string   `json:"issuer,omitempty"`
-	TokenEndpoint string   `json:"token_endpoint,omitempty"`
-	Problems      []string `json:"problems,omitempty"`
+	Issuer        string       `json:"issuer,omitempty"`
+	TokenEndpoint string       `json:"tokenEndpoint,omitempty"`
+	Problems      []string     `json:"problems,omitempty"`
+	Fields        *OAuthFields `json:"-"` // the document as ParseOAuthFields read it
 }
 
 // ParseAuthServer checks issuer (must equal origin) and token_endpoint.
 func ParseAuthServer(body []byte, origin string) (*AuthServer, error) {
-	var m struct {
-		Issuer        string `json:"issuer"`
-		TokenEndpoint string `json:"token_endpoint"`
+	f, err := ParseOAuthFields(body)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, errors.New("not JSON metadata: " + jsonerr.Describe(body, err))
-	}
-	a := &AuthServer{Issuer: m.Issuer, TokenEndpoint: m.TokenEndpoint}
-	if m.Issuer == "" {
+	a := &AuthServer{Issuer: f.Issuer, TokenEndpoint: f.TokenEndpoint, Fields: f}
+	switch p := f.problemWith("issuer"); {
+	case p != "":
+		a.Problems = append(a.Problems, p)
+	case f.Issuer == "":
 		a.Problems = append(a.Problems, "no issuer")
-	} else if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(origin, "/") {
-		a.Problems = append(a.Problems, fmt.Sprintf("issuer %q does not match the origin %q", m.Issuer, origin))
+	case strings.TrimSuffix(f.Issuer, "/") != strings.TrimSuffix(origin, "/"):
+		a.Problems = append(a.Problems, fmt.Sprintf("issuer %q does not match the origin %q", f.Issuer, origin))
 	}
-	if m.TokenEndpoint == "" {
+	if p := f.problemWith("token_endpoint"); p != "" {
+		a.Problems = append(a.Problems, p)
+	} else if f.TokenEndpoint == "" {
 		a.Problems = append(a.Problems, "no token_endpoint")
 	}
 	return a, nil
@@ -146,26 +259,29 @@ func ParseAuthServer(body []byte, origin string) (*AuthServer, error) {
 
 // ProtectedResource is graded RFC 9728 metadata.
 type ProtectedResource struct {
-	Resource             string   `json:"resource,omitempty"`
-	AuthorizationServers []string `json:"authorization_servers,omitempty"`
-	Problems             []string `json:"problems,omitempty"`
+	Resource             string       `json:"resource,omitempty"`
+	AuthorizationServers []string     `json:"authorizationServers,omitempty"`
+	Problems             []string     `json:"problems,omitempty"`
+	Fields               *OAuthFields `json:"-"` // the document as ParseOAuthFields read it
 }
 
 // ParseProtectedResource checks that resource names origin (or a path on it) and
 // authorization_servers is a non-empty array.
 func ParseProtectedResource(body []byte, origin *url.URL) (*ProtectedResource, error) {
-	var m struct {
-		Resource             string          `json:"resource"`
-		AuthorizationServers json.RawMessage `json:"authorization_servers"`
+	f, err := ParseOAuthFields(body)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, errors.New("not JSON metadata: " + jsonerr.Describe(body, err))
+	p := &ProtectedResource{Resource: f.Resource, AuthorizationServers: f.AuthorizationServers, Fields: f}
+	if problem := f.problemWith("resource"); problem != "" {
+		p.Problems = append(p.Problems, problem)
+	} else if u, err := url.Parse(f.Resource); err != nil || f.Resource == "" || !strings.EqualFold(u.Host, origin.Host) || u.Scheme != origin.Scheme {
+		p.Problems = append(p.Problems, fmt.Sprintf("resource %q does not name this origin", f.Resource))
 	}
-	p := &ProtectedResource{Resource: m.Resource}
-	if u, err := url.Parse(m.Resource); err != nil || m.Resource == "" || !strings.EqualFold(u.Host, origin.Host) || u.Scheme != origin.Scheme {
-		p.Problems = append(p.Problems, fmt.Sprintf("resource %q does not name this origin", m.Resource))
+	if problem := f.problemWith("authorization_servers"); problem != "" {
+		p.Problems = append(p.Problems, problem)
 	}
-	if json.Unmarshal(m.AuthorizationServers, &p.AuthorizationServers) != nil || len(p.AuthorizationServers) == 0 {
+	if len(f.AuthorizationServers) == 0 {
 		p.Problems = append(p.Problems, "authorization_servers is missing or empty")
 	}
 	return p, nil
