@@ -34,11 +34,18 @@ func New(origin string, limiter ratelimit.Limiter, dial Dialer) (*Platform, erro
 	if err != nil {
 		return nil, err
 	}
+	return NewWithTransport(u, limiter, OriginTransport(dial)), nil
+}
+
+// NewWithTransport builds a platform whose requests to the origin go
+// through t: several origins behind an edgehost.Balancer (`serve --role
+// edge`), origin being the one its requests are addressed to before t
+// picks.
+func NewWithTransport(origin *url.URL, limiter ratelimit.Limiter, t http.RoundTripper) *Platform {
 	if limiter == nil {
 		limiter = ratelimit.NewLocal()
 	}
-	t := OriginTransport(dial)
-	return &Platform{origin: u, client: &http.Client{Timeout: 60 * time.Second, Transport: t}, limiter: limiter, clock: time.Now, proxy: OriginProxy(u, t)}, nil
+	return &Platform{origin: origin, client: &http.Client{Timeout: 60 * time.Second, Transport: t}, limiter: limiter, clock: time.Now, proxy: OriginProxy(origin, t)}
 }
 
 func (p *Platform) Now() time.Time { return p.clock() }

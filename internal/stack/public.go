@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -27,10 +28,12 @@ const publicHeaderBuffer = 64 << 10
 // the server's read timeout into an honest 408.
 type public struct {
 	next        http.Handler
-	bodyTimeout time.Duration // what the read timeout leaves the body, for the 408's message
+	bodyTimeout time.Duration  // what the read timeout leaves the body, for the 408's message
+	proxies     []netip.Prefix // trusted reverse proxies (proxies.go)
 }
 
 func (p public) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fromProxy(p.proxies, r)
 	if len(r.RequestURI) > origin.MaxURLBytes {
 		apierr.Write(w, origin.CodeURLTooLong, "The request URL is longer than "+strconv.Itoa(origin.MaxURLBytes>>10)+" KiB; give the site as a short url (its home page, not a long deep link), then retry.")
 		return

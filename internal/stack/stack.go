@@ -1,6 +1,9 @@
-// Package stack assembles the whole service in one process: the origin on a
-// private loopback port, and the edge in front of it on the public address.
-// `agentready serve` and the end-to-end tests both use it.
+// Package stack assembles the service: by default the whole of it in one
+// process, the origin on a private loopback port and the edge in front of it
+// on the public address; or one half of it per process (Role), an origin on
+// its own address or an edge in front of several origins, for deployments
+// with more than one of each (deploy/, docs/deploy.md). `agentready serve`
+// and the end-to-end tests both use it.
 package stack
 
 import (
@@ -12,6 +15,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +27,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/connlimit"
+	"github.com/agentready/agentready/internal/edgehost"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
@@ -32,17 +38,45 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
+// Role is what one process runs: the whole service, or one half of it.
+type Role string
+
+const (
+	RoleAll    Role = "all"    // edge and origin in one process (the default)
+	RoleEdge   Role = "edge"   // the edge only, in front of Options.Origins
+	RoleOrigin Role = "origin" // the origin only, on Options.Addr, for edges elsewhere
+)
+
+// ParseRole reads a --role / AGENTREADY_ROLE value ("" is RoleAll).
+func ParseRole(s string) (Role, error) {
+	switch r := Role(strings.ToLower(strings.TrimSpace(s))); r {
+	case "", RoleAll:
+		return RoleAll, nil
+	case RoleEdge, RoleOrigin:
+		return r, nil
+	}
+	return "", fmt.Errorf("role %q: want all (edge and origin in one process), edge or origin", s)
+}
+
 // Options configure a stack.
 type Options struct {
-	Addr         string // public address of the edge, e.g. 127.0.0.1:8080 (":0" picks a port)
+	Addr         string // public address of the edge, e.g. 127.0.0.1:8080 (":0" picks a port); the origin's with RoleOrigin
 	AllowPrivate bool
+	// Allow admits exactly these addresses (and ports) although they are
+	// not public, for tests and local runs (AGENTREADY_ALLOW, serve
+	// --allow): the scanner, the browser, webhook deliveries and the
+	// facilitator all pass it. Without it and AllowPrivate the service is
+	// the hosted one, and refusals are worded alike (fetch.AddressPolicy.Opaque).
+	Allow        fetch.AllowList
 	Store        store.Backend
 	Env          func(string) string // AGENTREADY_* settings (os.Getenv)
 	Origin       origin.Config       // Limiter, Audit, CacheTTL… (AllowPrivate and EdgeSecret are set here)
 	ScanDeadline time.Duration
-	// Browser, when set, gives the origin headless Chromium for screenshots
-	// (its address policy is the scanner's). Nothing starts until a capture
-	// needs it; without Chromium the component reports itself unavailable.
+	// Browser, when set, gives the origin headless Chromium (its address
+	// policy is the scanner's): two browsers from this one Config, one for
+	// background screenshots and one with two tabs for paid deep scans
+	// (origin.Config.PaidBrowser). Nothing starts until a job needs it;
+	// without Chromium the component reports itself unavailable.
 	Browser *browser.Config
 	// EdgeModule, when set, is the edge compiled to WebAssembly (bin/edge.wasm),
 	// hosted by wazero in front of the origin; otherwise the edge runs natively.
@@ -57,6 +91,19 @@ type Options struct {
 	HeaderTimeout time.Duration // request line and headers, from the first byte (10 s)
 	BodyTimeout   time.Duration // a request body, beyond HeaderTimeout: the whole request must arrive within their sum (15 s)
 	IdleTimeout   time.Duration // a keep-alive connection waiting for its next request (60 s)
+	// Role splits the service across processes (default RoleAll). RoleEdge
+	// and RoleOrigin need AGENTREADY_TOKEN_KEYS and AGENTREADY_EDGE_SECRET
+	// set alike on every process, which then trust each other's tokens and
+	// signed identities.
+	Role Role
+	// Origins are the origins' base URLs an edge (RoleEdge) spreads its
+	// requests over, skipping those that refuse connections or fail their
+	// health check (edgehost.Balancer).
+	Origins []string
+	// TrustedProxies are the reverse proxies in front of the edge whose
+	// X-Forwarded-For names the caller (proxies.go); also read from
+	// AGENTREADY_TRUSTED_PROXIES.
+	TrustedProxies []netip.Prefix
 }
 
 func (o *Options) limits() error {
@@ -70,6 +117,13 @@ func (o *Options) limits() error {
 		} else {
 			o.MaxConnsPerIP = connlimit.DefaultPerIP
 		}
+	}
+	if v := o.Env("AGENTREADY_TRUSTED_PROXIES"); v != "" && o.TrustedProxies == nil {
+		p, err := parseTrustedProxies(v)
+		if err != nil {
+			return err
+		}
+		o.TrustedProxies = p
 	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = 10 * time.Second
@@ -88,10 +142,13 @@ type Stack struct {
 	URL       string // the public (edge) base URL
 	OriginURL string
 	Origin    *origin.Server
-	Edge      http.Handler // the native handler, or the wazero host of the module
+	Edge      http.Handler // the native handler, or the wazero host of the module (nil with RoleOrigin)
 	Wasm      bool
+	Role      Role
 	edgeSrv   *http.Server
 	host      *wasm.Host
+	balancer  *edgehost.Balancer // RoleEdge
+	payment   origin.PaymentMode
 	ephemeral bool
 	// feePayerMissing: payments are on, but the facilitator did not name a
 	// fee payer at start (the edge's 402s then carry none).
@@ -99,10 +156,10 @@ type Stack struct {
 }
 
 // feePayer asks the configured facilitator for its Solana fee payer ("" when it does not answer in 3 s).
-func feePayer(url string, allowPrivate bool, network string) string {
+func feePayer(url string, policy fetch.AddressPolicy, network string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	f := payment.NewFacilitator(url, allowPrivate, 3*time.Second)
+	f := payment.NewFacilitator(url, policy, 3*time.Second)
 	sup, err := f.Supported(ctx)
 	if err != nil {
 		return ""
@@ -119,7 +176,7 @@ func random(n int) string {
 // PaymentMode says whether this service sells deep scans, in one line for
 // the operator: the payee, network and facilitator, or why it does not.
 func (s *Stack) PaymentMode() string {
-	cfg := s.Origin.PaymentConfig()
+	cfg := s.payment
 	if cfg.Pay.PayTo == "" {
 		return "payments: off (AGENTREADY_PAYTO unset): over the allowance callers get 429 allowance_exhausted, and the paid deep scan answers 503 payments_disabled"
 	}
@@ -145,6 +202,12 @@ func Start(o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Role == "" {
+		o.Role = RoleAll
+	}
+	if err := o.splitSettings(cfg); err != nil {
+		return nil, err
+	}
 	edgeEnvExtra, feeMissing := map[string]string{}, false
 	// The origin's gateway gets the operator's settings as they are: it asks
 	// the facilitator for the fee payer itself (and again when it rotates).
@@ -153,15 +216,17 @@ func Start(o Options) (*Stack, error) {
 		o.Origin.FacilitatorURL = payment.FacilitatorOrDefault(o.Env("AGENTREADY_FACILITATOR_URL"))
 	}
 	o.Origin.FacilitatorPrivate = o.Origin.FacilitatorPrivate || o.Env("AGENTREADY_FACILITATOR_PRIVATE") == "1"
-	if cfg.Payment.PayTo != "" && cfg.Payment.FeePayer == "" {
+	if cfg.Payment.PayTo != "" && cfg.Payment.FeePayer == "" && o.Role != RoleOrigin {
 		// Solana clients cannot build a payment without the facilitator's
 		// fee payer, and the edge (which cannot reach the facilitator from
 		// WebAssembly) puts it in its 402s only when it is configured: ask
 		// the facilitator once now. The gateway asks again for its own 402s.
-		cfg.Payment.FeePayer = feePayer(o.Origin.FacilitatorURL, o.AllowPrivate || o.Origin.FacilitatorPrivate, cfg.Payment.NetworkID())
+		fp := o.policy()
+		fp.AllowPrivate = fp.AllowPrivate || o.Origin.FacilitatorPrivate
+		cfg.Payment.FeePayer = feePayer(o.Origin.FacilitatorURL, fp, cfg.Payment.NetworkID())
 		feeMissing = cfg.Payment.FeePayer == ""
 	}
-	st := &Stack{feePayerMissing: feeMissing}
+	st := &Stack{feePayerMissing: feeMissing, Role: o.Role, payment: origin.PaymentMode{Pay: originPayment, Facilitator: o.Origin.FacilitatorURL}}
 	if len(cfg.TokenKeys) == 0 {
 		cfg.TokenKeys = token.Keys{{ID: "e" + random(3), Secret: []byte(random(32))}}
 		st.ephemeral = true
@@ -191,31 +256,56 @@ func Start(o Options) (*Stack, error) {
 	if cfg.Payment.FeePayer != "" && o.Env("AGENTREADY_FEE_PAYER") == "" {
 		edgeEnvExtra["AGENTREADY_FEE_PAYER"] = cfg.Payment.FeePayer
 	}
-	o.Origin.MaxConnsPerIP = -1 // its only client is the edge below, on loopback
+	o.Origin.MaxConnsPerIP = -1 // its only clients are edges: the one below, on loopback, or (RoleOrigin) a few others
 	if o.Origin.BaseURL == "" {
 		o.Origin.BaseURL = cfg.BaseURL
 	}
-	policy := fetch.AddressPolicy{AllowPrivate: o.AllowPrivate, AllowAnyPort: o.AllowPrivate}
+	policy := o.policy()
 	sc := engine.New(engine.Options{Deadline: o.ScanDeadline, Fetch: fetch.Config{Policy: policy}})
-	if o.Browser != nil {
+	if o.Browser != nil && o.Role != RoleEdge {
 		bc := *o.Browser
 		bc.Policy = policy
 		o.Origin.Browser = browser.New(bc)
 	}
-	st.Origin = origin.New(o.Origin, o.Store, sc)
-	oln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	// --- role split (deploy/): RoleOrigin serves the origin alone on Addr;
+	// RoleEdge builds no origin and reaches the Origins through a balancer.
+	if o.Role == RoleOrigin {
+		o.Origin.EdgeOnly = true // reachable by the edges, so by others too: it serves only what an edge signed
+		st.Origin = origin.New(o.Origin, o.Store, sc)
+		ln, err := net.Listen("tcp", o.Addr)
+		if err != nil {
+			st.Origin.Shutdown(context.Background())
+			return nil, fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", o.Addr, err)
+		}
+		go st.Origin.Serve(ln)
+		st.URL = "http://" + ln.Addr().String()
+		st.OriginURL = st.URL
+		return st, nil
 	}
-	go st.Origin.Serve(oln)
-	st.OriginURL = "http://" + oln.Addr().String()
-	// The edge reaches the origin over an in-memory connection: the same
-	// HTTP without loopback TCP's system calls, which were about a third of
-	// a forwarded request's CPU. OriginURL stays for other callers.
-	mem := fasthttputil.NewInmemoryListener()
-	go st.Origin.Serve(mem)
-	peer := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} // what the origin sees, as over loopback
-	dial := func(context.Context) (net.Conn, error) { return mem.DialWithLocalAddr(peer) }
+	var dial edgehost.Dialer
+	var toOrigin http.RoundTripper // nil: a pool to OriginURL through dial
+	if o.Role == RoleEdge {
+		if st.balancer, err = edgehost.NewBalancer(o.Origins, edgehost.BalancerOptions{}); err != nil {
+			return nil, fmt.Errorf("AGENTREADY_ORIGINS: %w", err)
+		}
+		st.OriginURL, toOrigin = st.balancer.URL(), st.balancer
+	} else {
+		st.Origin = origin.New(o.Origin, o.Store, sc)
+		oln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		go st.Origin.Serve(oln)
+		st.OriginURL = "http://" + oln.Addr().String()
+		// The edge reaches the origin over an in-memory connection: the same
+		// HTTP without loopback TCP's system calls, which were about a third of
+		// a forwarded request's CPU. OriginURL stays for other callers.
+		mem := fasthttputil.NewInmemoryListener()
+		go st.Origin.Serve(mem)
+		peer := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} // what the origin sees, as over loopback
+		dial = func(context.Context) (net.Conn, error) { return mem.DialWithLocalAddr(peer) }
+	}
+	// --- end role split
 	if o.EdgeModule != nil {
 		env := map[string]string{}
 		for _, k := range edge.EnvKeys {
@@ -228,12 +318,15 @@ func Start(o Options) (*Stack, error) {
 		}
 		env["AGENTREADY_TOKEN_KEYS"] = keyString(cfg.TokenKeys)
 		env["AGENTREADY_EDGE_SECRET"] = string(cfg.IdentitySecret)
-		host, err := wasm.New(context.Background(), o.EdgeModule, wasm.Options{OriginURL: st.OriginURL, Dial: dial, Limiter: o.Origin.Limiter, Env: env, CacheDir: o.CacheDir})
+		host, err := wasm.New(context.Background(), o.EdgeModule, wasm.Options{OriginURL: st.OriginURL, Dial: dial, Transport: toOrigin, Limiter: o.Origin.Limiter, Env: env, CacheDir: o.CacheDir})
 		if err != nil {
-			st.Origin.Shutdown(context.Background())
+			st.stopOrigin()
 			return nil, err
 		}
 		st.Edge, st.Wasm, st.host = host, true, host
+	} else if toOrigin != nil {
+		u, _ := url.Parse(st.OriginURL)
+		st.Edge = edge.New(cfg, native.NewWithTransport(u, o.Origin.Limiter, toOrigin))
 	} else {
 		plat, err := native.New(st.OriginURL, o.Origin.Limiter, dial)
 		if err != nil {
@@ -243,12 +336,15 @@ func Start(o Options) (*Stack, error) {
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		st.Origin.Shutdown(context.Background())
+		st.stopOrigin()
+		if st.host != nil {
+			st.host.Close(context.Background())
+		}
 		return nil, fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", o.Addr, err)
 	}
 	st.URL = "http://" + ln.Addr().String()
 	st.edgeSrv = &http.Server{
-		Handler:           public{next: st.Edge, bodyTimeout: o.BodyTimeout},
+		Handler:           public{next: st.Edge, bodyTimeout: o.BodyTimeout, proxies: o.TrustedProxies},
 		ReadHeaderTimeout: o.HeaderTimeout,
 		// Counted from the request's first byte, headers included. It does
 		// not cut long answers (SSE): net/http lifts the deadline once the
@@ -270,16 +366,72 @@ func Start(o Options) (*Stack, error) {
 	return st, nil
 }
 
-// Shutdown drains the edge, then the origin, within ctx.
+// Shutdown drains the edge, then the origin, within ctx (each that this
+// process runs).
 func (s *Stack) Shutdown(ctx context.Context) error {
-	err := s.edgeSrv.Shutdown(ctx)
-	if oerr := s.Origin.Shutdown(ctx); err == nil {
-		err = oerr
+	var err error
+	if s.edgeSrv != nil {
+		err = s.edgeSrv.Shutdown(ctx)
+	}
+	if s.Origin != nil {
+		if oerr := s.Origin.Shutdown(ctx); err == nil {
+			err = oerr
+		}
 	}
 	if s.host != nil {
 		s.host.Close(context.Background())
 	}
+	if s.balancer != nil {
+		s.balancer.Close()
+	}
 	return err
+}
+
+// stopOrigin undoes a start that failed half way.
+func (s *Stack) stopOrigin() {
+	if s.Origin != nil {
+		s.Origin.Shutdown(context.Background())
+	}
+	if s.balancer != nil {
+		s.balancer.Close()
+	}
+}
+
+// splitSettings checks what a process that runs only one half of the
+// service needs: the other half's processes must trust its tokens and
+// signed identities, so neither may be generated here, and an edge needs
+// origins to send to.
+func (o *Options) splitSettings(cfg edge.Config) error {
+	switch o.Role {
+	case RoleAll:
+		if len(o.Origins) > 0 {
+			return errors.New("AGENTREADY_ORIGINS is set but the role is all (this process runs its own origin): set AGENTREADY_ROLE=edge, or unset AGENTREADY_ORIGINS")
+		}
+		return nil
+	case RoleEdge:
+		if len(o.Origins) == 0 {
+			return errors.New("role edge: set AGENTREADY_ORIGINS (or --origins) to the origins' base URLs, e.g. http://origin-a:8081,http://origin-b:8081")
+		}
+	case RoleOrigin:
+		if len(o.Origins) > 0 {
+			return errors.New("AGENTREADY_ORIGINS is set but the role is origin: only an edge sends to origins")
+		}
+	default:
+		return fmt.Errorf("role %q: want all, edge or origin", o.Role)
+	}
+	for _, s := range []struct {
+		name string
+		set  bool
+		why  string
+	}{
+		{"AGENTREADY_EDGE_SECRET", len(cfg.IdentitySecret) > 0, "the edges sign each caller's identity with it and the origins check it"},
+		{"AGENTREADY_TOKEN_KEYS", len(cfg.TokenKeys) > 0, "a token minted by one edge must verify at every edge and origin"},
+	} {
+		if !s.set {
+			return fmt.Errorf("role %s: set %s, the same on every edge and origin (%s); one process running both halves (role all) may generate it, split ones may not", o.Role, s.name, s.why)
+		}
+	}
+	return nil
 }
 
 func keyString(ks token.Keys) string {
@@ -288,4 +440,13 @@ func keyString(ks token.Keys) string {
 		parts[i] = k.ID + ":" + string(k.Secret)
 	}
 	return strings.Join(parts, ",")
+}
+
+// policy is the address policy of everything the service reaches out to:
+// --allow-private opens loopback and private addresses on any port, an
+// allow-list exactly what it names; with neither, this is the hosted
+// service, whose refusals say nothing of how internal names resolve.
+func (o *Options) policy() fetch.AddressPolicy {
+	return fetch.AddressPolicy{AllowPrivate: o.AllowPrivate, AllowAnyPort: o.AllowPrivate, Allow: o.Allow,
+		Opaque: !o.AllowPrivate && len(o.Allow) == 0}
 }
