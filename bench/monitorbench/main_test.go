@@ -68,14 +68,17 @@ func TestReceiverDeduplicatesAndRefusesForgeries(t *testing.T) {
 
 // A small burst goes through the whole bench: every monitor runs once and
 // its signed scan.completed is received, the store agrees, and the exit
-// status is 0; on Redis too when one is given.
+// status is 0; on Redis and on a Redis Cluster too when they are given.
 func TestSmallBurstDrains(t *testing.T) {
 	t.Chdir(testenv.RepoRoot())
-	for _, backend := range []string{"embedded", "redis"} {
+	for _, backend := range []string{"embedded", "redis", "redis-cluster"} {
 		t.Run(backend, func(t *testing.T) {
 			redis := ""
-			if backend == "redis" {
+			switch backend {
+			case "redis":
 				redis = testenv.RedisURL(t)
+			case "redis-cluster":
+				redis = testenv.RedisClusterURL(t)
 			}
 			set := map[string]string{"monitors": "30", "sites": "3", "baseline": "500ms", "lead": "1500ms", "interactive": "10", "timeout": "1m", "redis": redis}
 			for k, v := range set {

@@ -87,13 +87,13 @@ func (m timedMonitors) ClaimRuns(ctx context.Context, now time.Time, lease time.
 	return m.Monitors.ClaimRuns(ctx, now, lease, limit)
 }
 
-func (m timedMonitors) CompleteRun(ctx context.Context, c store.RunClaim, st store.RunState, next time.Time, report []byte, ttl time.Duration, ds []store.Delivery) error {
+func (m timedMonitors) CompleteRun(ctx context.Context, c store.RunClaim, st store.RunState, next time.Time, report []byte, ttl time.Duration, ds []store.Delivery, claimFor time.Duration) ([]store.DeliveryClaim, error) {
 	defer m.t.since("Monitors.CompleteRun", time.Now())
-	err := m.Monitors.CompleteRun(ctx, c, st, next, report, ttl, ds)
+	claims, err := m.Monitors.CompleteRun(ctx, c, st, next, report, ttl, ds, claimFor)
 	if err == nil {
 		m.t.completed.Add(1)
 	}
-	return err
+	return claims, err
 }
 
 func (m timedMonitors) ReleaseRun(ctx context.Context, c store.RunClaim, at time.Time) error {

@@ -1,8 +1,9 @@
 // Package monitorkill proves, against real `agentready serve` processes
 // killed with SIGKILL, the durability promises monitors make (issue 12):
 //
-//   - Three origins on one Redis, 200 monitors on a 5 s cadence, the origin
-//     scanning the most sites killed: every due run of every monitor is
+//   - Three origins on one Redis, and on a Redis Cluster of three masters,
+//     200 monitors on a 5 s cadence, the origin scanning the most sites
+//     killed: every due run of every monitor is
 //     scanned and reported (its scheduled_for slots follow the cadence from
 //     the one due at creation, none missed; slots are coalesced only after
 //     a run more than a whole cadence late, as designed); each run has
@@ -34,6 +35,7 @@
 // The package holds only tests: it builds the agentready binary once per
 // test run and drives it as a user would, with fixture sites and a webhook
 // receiver on loopback in the test process. The Redis test needs REDIS_URL
-// (it takes database 11 and empties it) and Linux (it reads /proc to tell
-// which origin holds a scan).
+// (it takes database 11 and empties it), the Cluster test REDIS_CLUSTER_URL
+// (it deletes the keys under the store's prefix, agentready:, on every
+// node), and both Linux (they read /proc to tell which origin holds a scan).
 package monitorkill

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/origin/store"
 )
 
 // redisDB is the database this test owns on the shared Redis. The origin
@@ -45,6 +46,28 @@ func ownDB(t *testing.T, raw string) string {
 	return u.String()
 }
 
+// emptyCluster deletes the keys the origins will use (the store's fixed
+// prefix) on every node of the Cluster at raw: a Cluster has no database
+// of its own to give a test, and other tests' keys there have prefixes of
+// their own.
+func emptyCluster(t *testing.T, raw string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := store.OpenRedis(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.Cluster() {
+		t.Fatal("REDIS_CLUSTER_URL is not a Redis Cluster")
+	}
+	if err := r.DeleteAll(ctx); err != nil {
+		t.Fatalf("emptying the Cluster of earlier runs' keys: %v", err)
+	}
+	return raw
+}
+
 // TestThreeOriginsOneRedisKill9 runs 200 monitors on three origin processes
 // sharing one Redis, kills one with SIGKILL while it holds scans, and counts
 // what the fixture sites and the receiver saw.
@@ -52,7 +75,20 @@ func TestThreeOriginsOneRedisKill9(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("tells which origin holds a scan by reading /proc (Linux only)")
 	}
-	redisURL := ownDB(t, testenv.RedisURL(t))
+	testThreeOriginsKill9(t, ownDB(t, testenv.RedisURL(t)))
+}
+
+// TestThreeOriginsRedisClusterKill9 is the same on a Redis Cluster of three
+// masters: the monitors' keys spread over its nodes, every claim and commit
+// on one node.
+func TestThreeOriginsRedisClusterKill9(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("tells which origin holds a scan by reading /proc (Linux only)")
+	}
+	testThreeOriginsKill9(t, emptyCluster(t, testenv.RedisClusterURL(t)))
+}
+
+func testThreeOriginsKill9(t *testing.T, redisURL string) {
 	bin := binary(t)
 	began, used := time.Now(), cpuNow()
 

@@ -62,8 +62,10 @@ type scripter interface {
 	Del(ctx context.Context, keys ...string) *redis.IntCmd
 }
 
-// NewRedis uses c; keys are namespaced by redis_rate ("rate:" + key).
-func NewRedis(c *redis.Client) *Redis { return newRedis(c) }
+// NewRedis uses c, one Redis or a Redis Cluster; keys are namespaced by
+// redis_rate ("rate:" + key). Each decision is one script over one key, so
+// on a Cluster it runs on the node that holds that key's slot.
+func NewRedis(c redis.UniversalClient) *Redis { return newRedis(c) }
 
 func newRedis(c scripter) *Redis { return &Redis{l: redis_rate.NewLimiter(c)} }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/origin/store"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -40,18 +41,63 @@ func (c *fakeClock) Set(t time.Time) {
 
 func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
-func redisClient(t *testing.T) *redis.Client {
+// openRedis connects to url as the origin does (one Redis, or a Cluster
+// for the several-host form).
+func openRedis(t *testing.T, url string) redis.UniversalClient {
 	t.Helper()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
+	r, err := store.OpenRedis(context.Background(), url)
 	if err != nil {
-		t.Fatalf("REDIS_URL: %v", err)
+		t.Fatal(err)
 	}
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { c.Close() })
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("REDIS_URL does not answer PING: %v", err)
+	t.Cleanup(func() { r.Close() })
+	return r.Client()
+}
+
+// redisClients are the servers redis_rate is tested on: one Redis
+// (REDIS_URL: required, as redisOnly says) and a Redis Cluster
+// (REDIS_CLUSTER_URL), where each key's script runs on the node holding
+// its slot.
+func redisClients(t *testing.T, redisRequired bool) map[string]redis.UniversalClient {
+	t.Helper()
+	m := map[string]redis.UniversalClient{}
+	if redisRequired {
+		m["redis"] = openRedis(t, testenv.RedisURL(t))
+	} else if url := os.Getenv("REDIS_URL"); testenv.Optional(t, url != "", "REDIS_URL: the redis_rate limiter") {
+		m["redis"] = openRedis(t, url)
 	}
-	return c
+	if url, ok := testenv.OptionalRedisCluster(t); ok {
+		m["redis-cluster"] = openRedis(t, url)
+	}
+	return m
+}
+
+// nodesHolding says how many Cluster masters hold keys (a one-Redis client
+// counts as one): the property test's keys must reach more than one, or
+// the Cluster would not be tested.
+func nodesHolding(t *testing.T, c redis.UniversalClient, keys []string) int {
+	t.Helper()
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return 1
+	}
+	ctx := context.Background()
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]bool{}
+	for _, k := range keys {
+		slot, err := cc.ClusterKeySlot(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range slots {
+			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
+				nodes[s.Nodes[0].Addr] = true
+			}
+		}
+	}
+	return len(nodes)
 }
 
 func testPrefix(name string) string { return fmt.Sprintf("rltest:%s:%d:", name, time.Now().UnixNano()) }
@@ -60,10 +106,9 @@ func testPrefix(name string) string { return fmt.Sprintf("rltest:%s:%d:", name, 
 // every call below happens at one instant: the case float seconds got wrong.
 func limiters(t *testing.T) map[string]Limiter {
 	m := map[string]Limiter{"local": NewLocalClock(newFakeClock(time.Date(2026, 5, 4, 3, 2, 1, 987654321, time.UTC)).Now)}
-	if !testenv.Optional(t, os.Getenv("REDIS_URL") != "", "REDIS_URL: the redis_rate limiter") {
-		return m
+	for name, c := range redisClients(t, false) {
+		m[name] = NewRedis(c).WithPrefix(testPrefix("conformance"))
 	}
-	m["redis"] = NewRedis(redisClient(t)).WithPrefix(testPrefix("conformance"))
 	return m
 }
 
@@ -475,7 +520,7 @@ func TestLocalMatchesModel(t *testing.T) {
 // expired key and one whose tat has passed decide alike, so that changes no
 // answer).
 type redisAt struct {
-	*redis.Client
+	redis.UniversalClient
 	clock *fakeClock
 	fail  func(string)
 }
@@ -497,25 +542,37 @@ func (r *redisAt) Eval(ctx context.Context, src string, keys []string, args ...a
 		src = strings.Replace(src, sub[0], sub[1], 1)
 	}
 	now := r.clock.Now()
-	return r.Client.Eval(ctx, src, keys, append(args, now.Unix(), now.Nanosecond()/1000)...)
+	return r.UniversalClient.Eval(ctx, src, keys, append(args, now.Unix(), now.Nanosecond()/1000)...)
 }
 
 // The local limiter and redis_rate (its script, run by a real Redis) give
 // the same answers on the same randomised schedules: exactly on the grid,
 // within 20 µs elsewhere, where redis_rate may also count one less at an
-// idle key (see roundsDown; the local answer is the exact one).
+// idle key (see roundsDown; the local answer is the exact one). On one
+// Redis and on a Redis Cluster, where the schedules' keys land on several
+// nodes and each decision runs on the node holding its key.
 func TestLocalAgreesWithRedisRate(t *testing.T) {
-	c := redisClient(t)
+	for name, c := range redisClients(t, true) {
+		t.Run(name, func(t *testing.T) { testAgreesWithRedisRate(t, c) })
+	}
+}
+
+func testAgreesWithRedisRate(t *testing.T, c redis.UniversalClient) {
 	ctx := context.Background()
 	roundedDown, calls := 0, 0
 	defer func() {
 		t.Logf("redis_rate counted one less than exact on %d of %d calls", roundedDown, calls)
 	}()
+	var keys []string // as redis_rate names them in Redis
 	for _, s := range scenarios {
 		for _, seed := range seeds {
 			clock := newFakeClock(s.start.Add(-time.Hour))
 			local := NewLocalClock(clock.Now)
-			rr := newRedis(&redisAt{Client: c, clock: clock, fail: func(m string) { t.Error(m) }}).WithPrefix(testPrefix(fmt.Sprintf("%s:%d", s.name, seed)))
+			prefix := testPrefix(fmt.Sprintf("%s:%d", s.name, seed))
+			rr := newRedis(&redisAt{UniversalClient: c, clock: clock, fail: func(m string) { t.Error(m) }}).WithPrefix(prefix)
+			for _, k := range s.keys() {
+				keys = append(keys, "rate:"+prefix+k)
+			}
 			t.Cleanup(func() {
 				for _, k := range s.keys() {
 					rr.Reset(context.Background(), k)
@@ -546,6 +603,13 @@ func TestLocalAgreesWithRedisRate(t *testing.T) {
 				}
 			}
 		}
+	}
+	if _, cluster := c.(*redis.ClusterClient); cluster {
+		n := nodesHolding(t, c, keys)
+		if n < 2 {
+			t.Fatalf("the %d keys of the schedules all live on %d node of the Cluster: the test would not show decisions on several nodes", len(keys), n)
+		}
+		t.Logf("the schedules' %d keys live on %d nodes of the Cluster", len(keys), n)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/engine/fetch"
 )
 
 // Config tunes the monitors. Zero fields take the defaults in parentheses;
@@ -15,6 +16,7 @@ type Config struct {
 	MinCadence   time.Duration         // shortest cadence a caller may ask for (15 min)
 	MaxCadence   time.Duration         // longest (30 days)
 	MaxPerTier   map[identity.Tier]int // monitors one caller may hold (anonymous 3, token 10, key 200)
+	MaxPerMinter int                   // monitors all the tokens one address minted may hold together (10): its free tokens (10 an hour) would otherwise each hold MaxPerTier[Token]
 	Workers      int                   // scheduled scans at once on this origin (8): the rest of the scanner stays for interactive callers
 	Senders      int                   // deliveries in flight at once on this origin (16)
 	RunLease     time.Duration         // how long a claimed run stays with its origin before another may take it (2 min; longer than a scan)
@@ -26,6 +28,15 @@ type Config struct {
 	ReportTTL    time.Duration         // how long a run's report_url answers (the retry schedule at its longest jitter, plus an hour: 29 h by default)
 	AllowPrivate bool                  // callbacks and targets on loopback/private addresses, and http callbacks (local testing only)
 	Now          func() time.Time
+	// Policy is the scanner's address policy (engine/fetch): callbacks pass
+	// the same guard, on any port, widened by AllowPrivate. Its allow-list
+	// admits exactly the receivers it names (and, like AllowPrivate, http
+	// callbacks); with Opaque every refused or unresolvable callback gets
+	// one answer.
+	Policy fetch.AddressPolicy
+	// Resolver resolves callback hosts, at creation and at every delivery
+	// (nil: the system resolver).
+	Resolver fetch.Resolver
 }
 
 // DefaultRetries is the delivery schedule: about a day of attempts.
@@ -33,6 +44,19 @@ var DefaultRetries = []time.Duration{10 * time.Second, time.Minute, 5 * time.Min
 
 // DefaultMaxPerTier is how many monitors a caller of each tier may hold.
 var DefaultMaxPerTier = map[identity.Tier]int{identity.Anonymous: 3, identity.Token: 10, identity.APIKey: 200}
+
+// DefaultMaxPerMinter is how many monitors all the tokens one address
+// minted may hold together.
+const DefaultMaxPerMinter = 10
+
+// policy is the guard callbacks pass: the scanner's, on any port (receivers
+// listen on 8443, 3000 behind a tunnel…), widened by AllowPrivate.
+func (c *Config) policy() fetch.AddressPolicy {
+	p := c.Policy
+	p.AllowPrivate = p.AllowPrivate || c.AllowPrivate
+	p.AllowAnyPort = true
+	return p
+}
 
 func (c *Config) defaults() {
 	if c.MinCadence <= 0 {
@@ -49,6 +73,9 @@ func (c *Config) defaults() {
 		perTier[t] = n
 	}
 	c.MaxPerTier = perTier
+	if c.MaxPerMinter <= 0 {
+		c.MaxPerMinter = DefaultMaxPerMinter
+	}
 	if c.Workers <= 0 {
 		c.Workers = 8
 	}
@@ -117,6 +144,7 @@ func FromEnv(env func(string) string) (Config, error) {
 		{"AGENTREADY_MONITOR_WORKERS", &c.Workers},
 		{"AGENTREADY_WEBHOOK_SENDERS", &c.Senders},
 		{"AGENTREADY_MONITOR_MAX_FAILURES", &c.MaxFailures},
+		{"AGENTREADY_MONITORS_PER_MINTER", &c.MaxPerMinter},
 	}
 	for _, d := range ints {
 		if v := env(d.name); v != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentready/agentready/origin/store"
@@ -16,45 +17,54 @@ import (
 // schedule, a delivery attempt in flight finishes (bounded by Timeout).
 func (s *Service) Run(ctx context.Context) {
 	s.wg.Add(2)
-	go s.loop(ctx, s.cfg.Workers, s.runKick, s.claimRuns)
-	go s.loop(ctx, s.cfg.Senders, s.kick, s.claimDeliveries)
+	go s.loop(ctx, make(chan struct{}, s.cfg.Workers), s.runKick, nil, s.claimRuns)
+	go s.loop(ctx, s.sendSlots, s.kick, s.sendFreed, s.claimDeliveries)
 	s.wg.Wait()
 }
 
 // job is one claimed piece of work.
 type job func(ctx context.Context)
 
-// loop keeps up to slots jobs going: it claims as many as are free, and
-// asks again when one finishes, when kicked, or after a poll.
-func (s *Service) loop(ctx context.Context, slots int, kick chan struct{}, claim func(ctx context.Context, free int) []job) {
+// loop keeps up to cap(slots) jobs going, each holding a token of slots
+// while it runs: it claims as many as are free, and asks again when one
+// finishes, when kicked, or after a poll. Others may hold tokens too (a
+// run sending its own deliveries holds sender tokens, and signals freed
+// when it gives one back).
+func (s *Service) loop(ctx context.Context, slots chan struct{}, kick, freed chan struct{}, claim func(ctx context.Context, free int) []job) {
 	defer s.wg.Done()
-	freed := make(chan struct{}, slots)
-	running := 0
+	if freed == nil {
+		freed = make(chan struct{}, 1)
+	}
+	var running sync.WaitGroup
 	timer := time.NewTimer(s.cfg.Poll)
 	defer timer.Stop()
 	for {
-		if ctx.Err() == nil && running < slots {
-			jobs := claim(ctx, slots-running)
+		if free := cap(slots) - len(slots); ctx.Err() == nil && free > 0 {
+			jobs := claim(ctx, free)
 			for _, j := range jobs {
-				running++
+				// Free when counted; if a run took the token meanwhile for
+				// its own delivery, that one ends soon.
+				slots <- struct{}{}
+				running.Add(1)
 				go func() {
-					defer func() { freed <- struct{}{} }()
+					defer running.Done()
+					defer func() {
+						<-slots
+						nudge(freed)
+					}()
 					j(ctx)
 				}()
 			}
-			if len(jobs) > 0 && running < slots {
-				continue // a full batch: more may be due
+			if len(jobs) > 0 && len(jobs) < free {
+				continue // fewer than asked: ask once more, more may have come due
 			}
 		}
 		timer.Reset(s.cfg.Poll)
 		select {
 		case <-ctx.Done():
-			for ; running > 0; running-- {
-				<-freed
-			}
+			running.Wait()
 			return
 		case <-freed:
-			running--
 		case <-kick:
 		case <-timer.C:
 		}
@@ -95,16 +105,28 @@ func nextRun(due time.Time, interval time.Duration, now time.Time) time.Time {
 	return next
 }
 
-// runOne scans a claimed monitor and commits the outcome with its events.
-func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
-	m, err := s.deps.Store.Get(ctx, c.MonitorID)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) { // deleted: its claim went with it
-			s.release(ctx, c, 5*time.Second)
-		}
-		return
+// scan scans m's site for its run due at due, or takes a scan of it this
+// origin began at or after due and after m's previous run (see
+// recentScans).
+func (s *Service) scan(ctx context.Context, m store.Monitor, due time.Time) (recentScan, error) {
+	began := s.cfg.Now()
+	if sc, ok := s.recent.get(m.URL, due, m.Run.LastRun, began); ok {
+		return sc, nil
 	}
 	res, raw, err := s.deps.Scan(ctx, m.URL)
+	if err != nil {
+		return recentScan{}, err
+	}
+	sc := recentScan{began: began, score: res.Score.Value, level: res.CurrentLevel, grade: res.Score.Grade, levelName: res.Score.LevelName, raw: raw}
+	s.recent.put(m.URL, sc, s.cfg.Now())
+	return sc, nil
+}
+
+// runOne scans a claimed monitor and commits the outcome with its events.
+// The claim read the monitor.
+func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
+	m := c.Monitor
+	res, err := s.scan(ctx, m, c.Due)
 	now := s.cfg.Now()
 	if err != nil && (errors.Is(err, ErrTryLater) || ctx.Err() != nil) {
 		s.release(ctx, c, 5*time.Second)
@@ -130,7 +152,7 @@ func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
 		return
 	}
 	prev := st
-	st.Baseline, st.Score, st.Level, st.Grade, st.LevelName, st.ReportID = true, res.Score.Value, res.CurrentLevel, res.Score.Grade, res.Score.LevelName, reportID
+	st.Baseline, st.Score, st.Level, st.Grade, st.LevelName, st.ReportID = true, res.score, res.level, res.grade, res.levelName, reportID
 	data := webhook.Data{URL: m.URL, Score: st.Score, Grade: st.Grade, Level: st.Level, LevelName: st.LevelName,
 		ReportURL: ReportURL(m, reportID), ScheduledFor: c.Due}
 	if prev.Baseline {
@@ -148,14 +170,44 @@ func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
 		}
 		deliveries = append(deliveries, d)
 	}
-	s.complete(wctx, c, st, next, raw, deliveries)
+	s.complete(wctx, c, st, next, res.raw, deliveries)
 }
 
+// complete records a run. When senders are free for all its deliveries,
+// they are written claimed by this origin and sent at once (one store
+// write fewer than queueing them for the senders' claim); otherwise they
+// are queued.
 func (s *Service) complete(ctx context.Context, c store.RunClaim, st store.RunState, next time.Time, raw []byte, deliveries []store.Delivery) {
-	err := s.deps.Store.CompleteRun(ctx, c, st, next, raw, s.cfg.ReportTTL, deliveries)
+	taken := 0
+	for range deliveries {
+		select {
+		case s.sendSlots <- struct{}{}:
+			taken++
+			continue
+		default:
+		}
+		break
+	}
+	var claimFor time.Duration
+	if taken > 0 && taken == len(deliveries) {
+		claimFor = s.cfg.deliveryLease()
+	} else {
+		s.giveBack(taken)
+		taken = 0
+	}
+	claims, err := s.deps.Store.CompleteRun(ctx, c, st, next, raw, s.cfg.ReportTTL, deliveries, claimFor)
+	s.giveBack(taken - len(claims))
+	for _, dc := range claims {
+		s.wg.Add(1) // Run waits for these too: the run loop, still running, holds it above zero
+		go func() {
+			defer s.wg.Done()
+			defer s.giveBack(1)
+			s.deliverOne(ctx, dc)
+		}()
+	}
 	switch {
 	case err == nil:
-		if len(deliveries) > 0 {
+		if len(deliveries) > 0 && claimFor == 0 {
 			nudge(s.kick)
 		}
 	case errors.Is(err, store.ErrLeaseLost), errors.Is(err, store.ErrNotFound):
@@ -164,6 +216,14 @@ func (s *Service) complete(ctx context.Context, c store.RunClaim, st store.RunSt
 	default:
 		// Not recorded: the lease runs out and the run is done again.
 		slog.Warn("monitors: recording a run failed; it will run again when its lease ends", "monitor", c.MonitorID, "err", err)
+	}
+}
+
+// giveBack returns n sender tokens taken outside the sender loop.
+func (s *Service) giveBack(n int) {
+	for range n {
+		<-s.sendSlots
+		nudge(s.sendFreed)
 	}
 }
 

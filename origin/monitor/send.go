@@ -27,10 +27,9 @@ type sender struct {
 const UserAgent = "agentready-webhooks/1.0 (+https://github.com/agentready/agentready/blob/main/docs/webhooks.md)"
 
 func newSender(cfg Config) *sender {
-	// Receivers listen on any port (8443, 3000 behind a tunnel…); the
-	// address rules are what keep deliveries off internal networks.
-	policy := fetch.AddressPolicy{AllowPrivate: cfg.AllowPrivate, AllowAnyPort: true}
-	return &sender{policy: policy, timeout: cfg.Timeout, client: fetch.GuardedClient(policy, cfg.Timeout, 4)}
+	// The address rules, not the port, keep deliveries off internal networks.
+	policy := cfg.policy()
+	return &sender{policy: policy, timeout: cfg.Timeout, client: fetch.GuardedClient(policy, cfg.Resolver, cfg.Timeout, 4)}
 }
 
 type outcome struct {
@@ -63,7 +62,7 @@ func (s *sender) send(ctx context.Context, m store.Monitor, d store.Delivery, at
 	resp, err := s.client.Do(req)
 	lat := time.Since(start)
 	if err != nil {
-		return outcome{err: s.describe(err), latency: lat}
+		return outcome{err: s.describe(err, req.URL.Hostname()), latency: lat}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
@@ -81,12 +80,16 @@ func (s *sender) send(ctx context.Context, m store.Monitor, d store.Delivery, at
 }
 
 // describe says why an attempt got no answer, in words that name neither
-// our network nor a library.
-func (s *sender) describe(err error) string {
+// our network nor a library (and, for the hosted service, not how its
+// resolver sees the receiver's name).
+func (s *sender) describe(err error, host string) string {
 	var ne net.Error
+	var dns *net.DNSError
 	switch {
+	case errors.As(err, &dns):
+		// A resolver's timeout is its answer about the name, not the receiver's.
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "no answer within " + s.timeout.String()
 	}
-	return fetch.Describe(err)
+	return s.policy.Explain(err, host)
 }

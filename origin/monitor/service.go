@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/engine/weburl"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/webhook"
 )
@@ -33,17 +33,10 @@ type Deps struct {
 // ErrTryLater marks a scan the origin could not run now.
 var ErrTryLater = errors.New("the scanner cannot take this run now")
 
-// Error is a refusal the caller can act on; the transports answer it with
-// its code's status and the envelope.
-type Error struct {
-	Code    apierr.Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func refuse(code apierr.Code, format string, a ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+// refuse is a refusal the caller can act on; the transports answer it, as
+// any *apierr.Error, with its code's status and the envelope.
+func refuse(code apierr.Code, format string, a ...any) *apierr.Error {
+	return apierr.Errorf(code, format, a...)
 }
 
 // Service creates monitors and runs their schedule and deliveries.
@@ -55,12 +48,18 @@ type Service struct {
 	// run's deliveries, a redelivery), so it does not wait for the next poll.
 	runKick, kick chan struct{}
 	wg            sync.WaitGroup
+	recent        *recentScans // the scans runs made lately, for runs due before they began
+	// sendSlots holds a token per delivery being sent (Senders at most),
+	// by the sender loop or by a run sending its own; sendFreed wakes the
+	// sender loop when a run gives one back.
+	sendSlots, sendFreed chan struct{}
 }
 
 // New builds a service; Run starts its loops.
 func New(cfg Config, deps Deps) *Service {
 	cfg.defaults()
-	return &Service{cfg: cfg, deps: deps, sender: newSender(cfg), kick: make(chan struct{}, 1), runKick: make(chan struct{}, 1)}
+	return &Service{cfg: cfg, deps: deps, sender: newSender(cfg), kick: make(chan struct{}, 1), runKick: make(chan struct{}, 1),
+		recent: &recentScans{keep: cfg.RunLease}, sendSlots: make(chan struct{}, cfg.Senders), sendFreed: make(chan struct{}, 1)}
 }
 
 // Config is the effective configuration (defaults applied).
@@ -87,32 +86,43 @@ func ParseCadence(s string) (time.Duration, bool) {
 	return d, err == nil && d > 0
 }
 
-// validateCallback applies the delivery rules to a callback URL before it is
-// stored; the dialer's guard applies them again at every attempt (DNS may
-// change), so this is for a clear answer now, not for safety.
-func (s *Service) validateCallback(raw string) (string, *Error) {
+// validateCallback reads a callback URL with the scanner's URL guard, before
+// it is stored: the host spelling rules of the scanner's URLs (weburl.Host:
+// no numeric hosts in non-standard notations, no single-label names), then
+// the address policy on every address the host resolves to, through the
+// resolver deliveries use. The dialer applies the policy again at every
+// attempt (DNS changes): this is for a clear answer now, and so that no
+// monitor is kept for a receiver that can never be reached.
+func (s *Service) validateCallback(ctx context.Context, raw string) (string, *apierr.Error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return "", refuse(apierr.InvalidCallbackURL, "callback_url must be an absolute https:// URL of your webhook receiver.")
 	}
-	if u.Scheme == "http" && !s.cfg.AllowPrivate {
-		return "", refuse(apierr.InvalidCallbackURL, "callback_url must use https: deliveries carry signed data and are only sent over TLS (http is accepted only by a server started with --allow-private).")
+	policy := s.cfg.policy()
+	if u.Scheme == "http" && !policy.AllowPrivate && len(policy.Allow) == 0 {
+		return "", refuse(apierr.InvalidCallbackURL, "callback_url must use https: deliveries carry signed data and are only sent over TLS (http is accepted only by a server started with --allow-private or --allow).")
 	}
-	if u.Fragment != "" {
-		u.Fragment = ""
-	}
-	host := strings.Trim(u.Hostname(), "[]")
-	if a, err := netip.ParseAddr(host); err == nil {
-		if err := s.sender.policy.CheckAddr(a); err != nil {
-			return "", refuse(apierr.InvalidCallbackURL, "callback_url points at a private, loopback, link-local or otherwise non-public address; deliveries only go to public receivers.")
-		}
-	} else if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		if !s.cfg.AllowPrivate {
-			return "", refuse(apierr.InvalidCallbackURL, "callback_url points at localhost; deliveries only go to public receivers.")
-		}
-	}
+	u.Fragment, u.RawFragment = "", ""
 	if len(u.String()) > 2048 {
 		return "", refuse(apierr.InvalidCallbackURL, "callback_url is longer than 2048 characters.")
+	}
+	host, err := weburl.Host(u.Hostname())
+	if err != nil {
+		return "", refuse(apierr.InvalidCallbackURL, "callback_url %s.", err.Error())
+	}
+	port := 443
+	if u.Scheme == "http" {
+		port = 80
+	}
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			return "", refuse(apierr.InvalidCallbackURL, "callback_url's port is not a number between 1 and 65535.")
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	if err := policy.CheckHost(rctx, s.cfg.Resolver, host, port); err != nil {
+		return "", refuse(apierr.InvalidCallbackURL, "callback_url: %s. Deliveries only go to public receivers.", policy.Explain(err, strings.Trim(host, "[]")))
 	}
 	return u.String(), nil
 }
@@ -135,10 +145,6 @@ func (s *Service) Create(ctx context.Context, caller identity.Caller, base strin
 	}
 	if req.CallbackURL == nil || strings.TrimSpace(*req.CallbackURL) == "" {
 		return Created{}, refuse(apierr.InvalidCallbackURL, "callback_url is required: the https URL your webhook receiver listens on.")
-	}
-	callback, rerr := s.validateCallback(*req.CallbackURL)
-	if rerr != nil {
-		return Created{}, rerr
 	}
 	cadence := "daily"
 	if req.Cadence != nil {
@@ -174,6 +180,11 @@ func (s *Service) Create(ctx context.Context, caller identity.Caller, base strin
 	if max <= 0 {
 		return Created{}, refuse(apierr.TooManyMonitors, "callers of this tier may not create monitors; use an API key.")
 	}
+	// Last of the checks: it resolves the callback's host.
+	callback, rerr := s.validateCallback(ctx, *req.CallbackURL)
+	if rerr != nil {
+		return Created{}, rerr
+	}
 	id, err := webhook.NewID("mon")
 	if err != nil {
 		return Created{}, err
@@ -188,7 +199,14 @@ func (s *Service) Create(ctx context.Context, caller identity.Caller, base strin
 	if caller.Tier == identity.Token || caller.Tier == identity.APIKey {
 		m.Owner = caller.Key()
 	}
-	switch err := s.deps.Store.Create(ctx, m, now, max); {
+	if caller.Tier == identity.Token && caller.Minter != "" {
+		// Tokens are free and each address mints ten an hour: what they
+		// hold together counts against the address that minted them.
+		m.Minter = "minter:" + caller.Minter
+	}
+	switch err := s.deps.Store.Create(ctx, m, now, max, s.cfg.MaxPerMinter); {
+	case errors.Is(err, store.ErrMinterQuota):
+		return Created{}, refuse(apierr.TooManyMonitors, "the tokens minted from this address already hold %d monitors together, the most they may; delete one (DELETE /api/monitors/{id}) or use an API key.", s.cfg.MaxPerMinter)
 	case errors.Is(err, store.ErrQuota):
 		return Created{}, refuse(apierr.TooManyMonitors, "this caller already has %d monitors, the most its tier allows; delete one (DELETE /api/monitors/{id}) or use an API key.", max)
 	case err != nil:
@@ -229,12 +247,14 @@ func plausibleID(id, prefix string) bool {
 	return true
 }
 
-// Delete removes a monitor caller may see.
+// Delete removes a monitor caller may see (read once: the store deletes
+// the monitor this read found).
 func (s *Service) Delete(ctx context.Context, caller identity.Caller, id string) error {
-	if _, err := s.Get(ctx, caller, id); err != nil {
+	m, err := s.Get(ctx, caller, id)
+	if err != nil {
 		return err
 	}
-	return s.deps.Store.Delete(ctx, id)
+	return s.deps.Store.Delete(ctx, m)
 }
 
 // Deliveries lists a monitor's recent deliveries, newest first.
@@ -247,13 +267,14 @@ func (s *Service) Deliveries(ctx context.Context, caller identity.Caller, id str
 
 // Redeliver queues a delivery again now, with the same webhook-id.
 func (s *Service) Redeliver(ctx context.Context, caller identity.Caller, id, deliveryID string) (store.Delivery, error) {
-	if _, err := s.Get(ctx, caller, id); err != nil {
+	m, err := s.Get(ctx, caller, id)
+	if err != nil {
 		return store.Delivery{}, err
 	}
 	if !plausibleID(deliveryID, "evt_") {
 		return store.Delivery{}, store.ErrNotFound
 	}
-	d, err := s.deps.Store.Redeliver(ctx, id, deliveryID, s.cfg.Now())
+	d, err := s.deps.Store.Redeliver(ctx, m, deliveryID, s.cfg.Now())
 	switch {
 	case errors.Is(err, store.ErrDisabled):
 		return d, refuse(apierr.MonitorDisabled, "the monitor is disabled, so nothing is delivered for it; GET it for the reason, then create a new monitor.")

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,57 +11,179 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	bolt "go.etcd.io/bbolt"
 )
 
+// The embedded file's layout: one bucket, kv, for everything, so that a
+// commit rewrites one B-tree's branches rather than one per bucket. Small
+// values (run state, leases, deliveries, idempotency keys in flight) are
+// entries of their own: expiry (8 bytes, Unix ns, 0 = none) | kind (1
+// byte) | value. Values of blobMin bytes or more (reports, scan-cache
+// entries, completed idempotency responses, screenshots) are blobs: the
+// entry holds the expiry and the blob's hash, and the bytes, compressed
+// when that saves a tenth or more, live once under blobPrefix + hash,
+// whatever refers to them. Sorted sets are entries too (txkv_bolt.go), and
+// the history under historyPrefix + URL.
+//
+// Why blobs addressed by hash inside the file rather than as files: a blob
+// is written in the same transaction as what refers to it, so a crash
+// leaves no reference without its blob, and it costs no fsync of its own
+// (a file per report would cost two: the file and its directory). Why
+// apart from the small entries: bbolt copies on write the whole leaf a key
+// lives in, so 18 KB reports sitting between the small keys every run
+// rewrites made each of those small writes cost a multi-page leaf (about
+// 260 KB per commit, issue 21). Why by hash: a run's report is the scan's
+// report, which the scan cache holds too, and runs of one site due
+// together share one scan (origin/monitor): one blob serves them all. A
+// blob nothing refers to any more is deleted by the sweep (mark and
+// sweep, see sweepStep).
 var (
-	bucketKV      = []byte("kv")
-	bucketHistory = []byte("history") // url → HistoryEntry JSON
+	bucketKV   = []byte("kv")
+	bucketMeta = []byte("meta")
+	layoutKey  = []byte("layout")
+
+	blobPrefix    = []byte{0xff, 'b'}
+	historyPrefix = []byte{0xfe, 'h'}
+)
+
+// layoutVersion names the layout above; a file of another version is
+// refused at open rather than misread.
+const layoutVersion = "2"
+
+const (
+	kindInline   byte = 0
+	kindBlob     byte = 1 // value: the blob's hash (blobHash bytes)
+	kindBlobBody byte = 4 // under blobPrefix: compression | bytes
+	valHeader         = 9 // expiry + kind
+
+	blobMin  = 2048
+	blobHash = 16 // bytes of SHA-256 naming a blob
+
+	blobRaw byte = 0
+	blobS2  byte = 1
 )
 
 // Embedded is the single-node backend: one bbolt file.
 type Embedded struct {
-	db   *bolt.DB
-	stop chan struct{}
-	done chan struct{}
+	db  *bolt.DB
+	now func() time.Time
+
+	// Writes go through one committer (see update).
+	writes    chan *write
+	mu        sync.RWMutex // held to send on writes; Close takes it to close the channel
+	closed    bool
+	committed chan struct{} // closed when the committer has stopped
+
+	commits, grouped      atomic.Int64 // commits made, writes they carried
+	blobsNew, blobsShared atomic.Int64 // blobs written, and values that found theirs already there
+
+	// marks are the blobs known to be referred to in the current sweep
+	// pass: the references the pass has read, and every blob written or
+	// referred to again since it began (see sweepStep).
+	marksMu sync.Mutex
+	marks   map[[blobHash]byte]bool
+
+	histMu      sync.Mutex
+	histPending map[string][]byte // url → outcome recorded, not yet committed (boltHistory)
+
+	sweepMu   sync.Mutex
+	sweepFrom []byte // where the next sweep step starts (nil: the first key)
+	blobPhase bool   // the pass is past the references: deleting unmarked blobs
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+// embeddedOptions are for tests: a clock, no background sweep (the test
+// sweeps when its clock says so), no fsync (a test of what the file holds,
+// not of what survives a crash).
+type embeddedOptions struct {
+	now     func() time.Time
+	noSweep bool
+	noSync  bool
 }
 
 // OpenEmbedded opens (or creates) dir/agentready.db. Writes are fsynced before
 // they are acknowledged, so an acknowledged write survives kill -9.
-func OpenEmbedded(dir string) (*Embedded, error) {
+func OpenEmbedded(dir string) (*Embedded, error) { return openEmbedded(dir, embeddedOptions{}) }
+
+func openEmbedded(dir string, o embeddedOptions) (*Embedded, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "agentready.db")
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	opts := &bolt.Options{
+		Timeout: 2 * time.Second,
+		// The freelist is rebuilt by scanning the file at open instead of
+		// being written at every commit: on a file with many free pages it
+		// was several pages of every commit. etcd runs bbolt this way. The
+		// array freelist hands out the lowest free pages, which keeps the
+		// file compact: with the map one, which hands out any, a simulated
+		// day grew the file by a fifth more, by amounts that varied from run
+		// to run (TestReclamationOverADay).
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistArrayType,
+		NoSync:         o.noSync,
+		OpenFile:       openRandom, // see pagecache_linux.go
+	}
+	_, statErr := os.Stat(path)
+	dropCache(path)
+	db, err := bolt.Open(path, 0o600, opts)
+	if err == nil && os.IsNotExist(statErr) {
+		// bbolt wrote the new file in one piece: cache it afresh, page by page.
+		if err = db.Close(); err == nil {
+			dropCache(path)
+			db, err = bolt.Open(path, 0o600, opts)
+		}
+	}
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%s is in use by another process (is another agentready serve running with the same --data?)", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	e := &Embedded{db: db, now: o.now, writes: make(chan *write, 256), committed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
+		marks: map[[blobHash]byte]bool{}}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKV, bucketZSets, bucketHistory} {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil && tx.Bucket(bucketKV) != nil {
+			return fmt.Errorf("%s was written by an earlier agentready (state layout 1), which this version does not read: run the earlier version to keep its monitors, or move the file away to start afresh", path)
+		}
+		if meta != nil {
+			if v := meta.Get(layoutKey); string(v) != layoutVersion {
+				return fmt.Errorf("%s has state layout %q; this agentready reads layout %s", path, v, layoutVersion)
+			}
+		}
+		for _, b := range [][]byte{bucketKV, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
-		return nil
+		return tx.Bucket(bucketMeta).Put(layoutKey, []byte(layoutVersion))
 	})
 	if err == nil {
-		err = releaseDeadLeases(db)
+		err = db.Update(e.releaseDeadLeases)
 	}
 	if err == nil {
-		err = releaseDeadClaims(db)
+		err = db.Update(func(tx *bolt.Tx) error { return e.releaseDeadClaims(tx, ms(e.now())) })
 	}
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	e := &Embedded{db: db, stop: make(chan struct{}), done: make(chan struct{})}
-	go e.sweep()
+	go e.commitLoop()
+	if o.noSweep {
+		close(e.done)
+	} else {
+		go e.sweep()
+	}
 	return e, nil
 }
 
@@ -69,59 +192,387 @@ func (e *Embedded) Ping(ctx context.Context) error { return nil }
 func (e *Embedded) ScanCache() ScanCache           { return scanCache{e} }
 func (e *Embedded) Idempotency() Idempotency       { return idempotency{e} }
 func (e *Embedded) Screenshots() Screenshots       { return screenshots{e} }
-func (e *Embedded) Monitors() Monitors             { return monitors{boltTx{e.db}} }
-func (e *Embedded) History() History               { return boltHistory{e.db} }
+func (e *Embedded) Monitors() Monitors             { return monitors{boltTx{e}, embeddedLayout} }
+func (e *Embedded) History() History               { return boltHistory{e} }
 func (e *Embedded) Close() error {
 	close(e.stop)
 	<-e.done
+	e.mu.Lock()
+	if !e.closed {
+		e.closed = true
+		close(e.writes)
+	}
+	e.mu.Unlock()
+	<-e.committed
 	return e.db.Close()
 }
 
-// sweep deletes expired entries now and then so the file does not grow without bound.
+// write is one writer's transaction function, waiting for its commit
+// (after, when set, runs once it is committed).
+type write struct {
+	fn    func(tx *bolt.Tx) error
+	done  chan error
+	after func()
+}
+
+// maxBatch bounds the writes one commit carries.
+const maxBatch = 256
+
+// update runs fn in a write transaction and returns once it is committed
+// (fsynced). Writers are committed in groups: one goroutine commits, and
+// every write that arrives while a commit is syncing goes into the next
+// one, so a burst shares its fsyncs and the pages every commit rewrites
+// (branches, meta) instead of queueing one commit each. Unlike bbolt's
+// Batch it waits for no timer: a lone write commits at once. fn may run
+// more than once (after another write in its group failed), so it must
+// set its results afresh each time.
+func (e *Embedded) update(fn func(tx *bolt.Tx) error) error {
+	w := &write{fn: fn, done: make(chan error, 1)}
+	if err := e.send(w); err != nil {
+		return err
+	}
+	return fileError(<-w.done)
+}
+
+// updateLater queues fn for the next commit without waiting for it; after
+// runs once it is committed. Close commits what is queued.
+func (e *Embedded) updateLater(fn func(tx *bolt.Tx) error, after func()) error {
+	return e.send(&write{fn: fn, done: make(chan error, 1), after: after})
+}
+
+func (e *Embedded) send(w *write) error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return fileError(bolt.ErrDatabaseNotOpen)
+	}
+	e.writes <- w
+	return nil
+}
+
+// linger is the longest a commit waits for more writes, and only while
+// fewer have come than the last commit carried: writers that keep several
+// in flight (a burst of runs and deliveries) then share commits, while a
+// lone write never waits.
+const linger = time.Millisecond
+
+func (e *Embedded) commitLoop() {
+	defer close(e.committed)
+	batch := make([]*write, 0, maxBatch)
+	timer := time.NewTimer(linger)
+	timer.Stop()
+	last := 1
+	for w := range e.writes {
+		batch = append(batch[:0], w)
+		waiting := false
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case w, ok := <-e.writes:
+				if !ok {
+					break more
+				}
+				batch = append(batch, w)
+				continue
+			default:
+			}
+			if len(batch) >= last {
+				break
+			}
+			if !waiting {
+				waiting = true
+				timer.Reset(linger)
+			}
+			select {
+			case w, ok := <-e.writes:
+				if !ok {
+					break more
+				}
+				batch = append(batch, w)
+			case <-timer.C:
+				waiting = false
+				break more
+			}
+		}
+		timer.Stop() // no stale tick can follow (Go 1.23 timers)
+		last = len(batch)
+		e.commitGroup(batch)
+	}
+}
+
+// EmbeddedStats counts the file's writes since it was opened.
+type EmbeddedStats struct {
+	Commits     int64 // write transactions committed (each one fsync)
+	Writes      int64 // store writes they carried
+	BlobsNew    int64 // large values written
+	BlobsShared int64 // large values already there (the same bytes under another key)
+}
+
+// Stats says how the writes were grouped into commits.
+func (e *Embedded) Stats() EmbeddedStats {
+	return EmbeddedStats{Commits: e.commits.Load(), Writes: e.grouped.Load(), BlobsNew: e.blobsNew.Load(), BlobsShared: e.blobsShared.Load()}
+}
+
+func (e *Embedded) commitGroup(batch []*write) {
+	e.commits.Add(1)
+	e.grouped.Add(int64(len(batch)))
+	finish := func(w *write, err error) {
+		if err == nil && w.after != nil {
+			w.after()
+		}
+		w.done <- err
+	}
+	if len(batch) == 1 {
+		finish(batch[0], e.db.Update(batch[0].fn))
+		return
+	}
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		for _, w := range batch {
+			if err := w.fn(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		for _, w := range batch {
+			finish(w, nil)
+		}
+		return
+	}
+	// One write failed and rolled the group back: each runs again alone,
+	// so one write's failure is its own.
+	for _, w := range batch {
+		finish(w, e.db.Update(w.fn))
+	}
+}
+
+// sweepEvery and sweepBudget pace the sweep of expired entries: a step
+// examines sweepBudget keys from where the last one stopped, so a full pass
+// over a file of n keys takes n/sweepBudget steps, whatever its size.
+const (
+	sweepEvery  = 10 * time.Second
+	sweepBudget = 5000
+)
+
+// sweep deletes expired entries (and their blobs) so the file does not grow
+// without bound.
 func (e *Embedded) sweep() {
 	defer close(e.done)
-	t := time.NewTicker(time.Minute)
+	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-e.stop:
 			return
 		case <-t.C:
-			now := time.Now().UnixNano()
-			_ = e.db.Update(func(tx *bolt.Tx) error {
-				c := tx.Bucket(bucketKV).Cursor()
-				n := 0
-				for k, v := c.First(); k != nil && n < 10000; k, v = c.Next() {
-					n++
-					if exp := int64(binary.BigEndian.Uint64(v[:8])); exp != 0 && exp <= now {
-						if err := c.Delete(); err != nil {
-							return err
-						}
-					}
-				}
-				return nil
-			})
+			_, _ = e.sweepStep(sweepBudget)
 		}
 	}
 }
 
-func encode(val []byte, ttl time.Duration) []byte {
-	b := make([]byte, 8+len(val))
-	if ttl > 0 {
-		binary.BigEndian.PutUint64(b, uint64(time.Now().Add(ttl).UnixNano()))
+// sweepStep deletes the expired entries among the next budget keys; wrapped
+// reports that a pass ended (the next step starts again from the first
+// key). A pass reads every entry, deleting the expired ones and marking the
+// blobs the others refer to, then reads the blobs, deleting those not
+// marked. Writes mark the blobs they write or refer to while a pass runs
+// (putVal), so a reference made behind the pass keeps its blob too. Steps
+// run as writes through the committer, between other writes, never beside
+// one.
+func (e *Embedded) sweepStep(budget int) (wrapped bool, err error) {
+	e.sweepMu.Lock()
+	defer e.sweepMu.Unlock()
+	now := e.now().UnixNano()
+	var next []byte
+	blobPhase := e.blobPhase
+	err = e.update(func(tx *bolt.Tx) error {
+		blobPhase = e.blobPhase
+		kvb := tx.Bucket(bucketKV)
+		c := kvb.Cursor()
+		k, v := c.First()
+		if e.sweepFrom != nil {
+			k, v = c.Seek(e.sweepFrom)
+		}
+		var dead [][]byte
+		n := 0
+		for ; k != nil && n < budget; k, v = c.Next() {
+			n++
+			if !blobPhase && bytes.HasPrefix(k, blobPrefix) {
+				blobPhase = true // the references are all read: now the blobs
+			}
+			switch {
+			case blobPhase:
+				if !e.marked(k[len(blobPrefix):]) {
+					dead = append(dead, bytes.Clone(k))
+				}
+			case expired(v, now):
+				dead = append(dead, bytes.Clone(k))
+			case len(v) >= valHeader+blobHash && v[8] == kindBlob:
+				e.mark(v[valHeader : valHeader+blobHash])
+			}
+		}
+		next = bytes.Clone(k)
+		for _, k := range dead {
+			if err := kvb.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
-	copy(b[8:], val)
-	return b
+	e.sweepFrom, e.blobPhase = next, blobPhase
+	if next == nil {
+		e.sweepFrom, e.blobPhase = nil, false
+		e.marksMu.Lock()
+		e.marks = map[[blobHash]byte]bool{}
+		e.marksMu.Unlock()
+	}
+	return next == nil, nil
 }
 
-func live(v []byte) ([]byte, bool) {
-	if len(v) < 8 {
-		return nil, false
+// sweepAll runs sweep steps until a whole pass is done, from the start.
+func (e *Embedded) sweepAll() error {
+	e.sweepMu.Lock()
+	e.sweepFrom, e.blobPhase = nil, false
+	e.sweepMu.Unlock()
+	e.marksMu.Lock()
+	e.marks = map[[blobHash]byte]bool{}
+	e.marksMu.Unlock()
+	for {
+		wrapped, err := e.sweepStep(sweepBudget)
+		if err != nil || wrapped {
+			return err
+		}
 	}
-	if exp := int64(binary.BigEndian.Uint64(v[:8])); exp != 0 && exp <= time.Now().UnixNano() {
-		return nil, false
+}
+
+func (e *Embedded) mark(h []byte) {
+	e.marksMu.Lock()
+	e.marks[[blobHash]byte(h)] = true
+	e.marksMu.Unlock()
+}
+
+func (e *Embedded) marked(h []byte) bool {
+	if len(h) != blobHash {
+		return true // not a blob of this layout: leave it
 	}
-	return v[8:], true
+	e.marksMu.Lock()
+	defer e.marksMu.Unlock()
+	return e.marks[[blobHash]byte(h)]
+}
+
+func expired(v []byte, now int64) bool {
+	if len(v) < valHeader {
+		return true // not of this layout: nothing reads it
+	}
+	exp := int64(binary.BigEndian.Uint64(v[:8]))
+	return exp != 0 && exp <= now
+}
+
+func (e *Embedded) expiry(ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return e.now().Add(ttl).UnixNano()
+}
+
+// putVal stores val under key until expiry (Unix ns; 0: none).
+func (e *Embedded) putVal(tx *bolt.Tx, key, val []byte, expiry int64) error {
+	return e.putParts(tx, key, nil, val, expiry)
+}
+
+// putParts stores head+body under key until expiry. A large body is stored
+// once by its hash: if those bytes are there already, only the reference
+// (with head) is written. The scan cache puts a scan's time in head and
+// its report in body, so the run that made the scan shares the blob.
+func (e *Embedded) putParts(tx *bolt.Tx, key, head, body []byte, expiry int64) error {
+	kvb := tx.Bucket(bucketKV)
+	if len(head)+len(body) < blobMin {
+		b := make([]byte, valHeader, valHeader+len(head)+len(body))
+		binary.BigEndian.PutUint64(b, uint64(expiry))
+		b[8] = kindInline
+		return kvb.Put(key, append(append(b, head...), body...))
+	}
+	sum := sha256.Sum256(body)
+	h := sum[:blobHash]
+	e.mark(h)
+	if bk := blobKey(h); kvb.Get(bk) == nil {
+		enc := make([]byte, valHeader+1+s2.MaxEncodedLen(len(body)))
+		enc[8] = kindBlobBody
+		enc[valHeader] = blobS2
+		enc = enc[:valHeader+1+len(s2.Encode(enc[valHeader+1:], body))] // encoded in place
+		if len(enc)-valHeader-1 > len(body)*9/10 {
+			enc = append(append(enc[:valHeader], blobRaw), body...)
+		}
+		if err := kvb.Put(bk, enc); err != nil {
+			return err
+		}
+		e.blobsNew.Add(1)
+	} else {
+		e.blobsShared.Add(1)
+	}
+	b := make([]byte, valHeader+blobHash, valHeader+blobHash+len(head))
+	binary.BigEndian.PutUint64(b, uint64(expiry))
+	b[8] = kindBlob
+	copy(b[valHeader:], h)
+	return kvb.Put(key, append(b, head...))
+}
+
+func blobKey(h []byte) []byte { return append(bytes.Clone(blobPrefix), h...) }
+
+// loadVal returns key's value if it is live at now (Unix ns), as a copy.
+func loadVal(tx *bolt.Tx, key []byte, now int64) ([]byte, bool, error) {
+	v := tx.Bucket(bucketKV).Get(key)
+	if v == nil || expired(v, now) {
+		return nil, false, nil
+	}
+	switch v[8] {
+	case kindInline:
+		return bytes.Clone(v[valHeader:]), true, nil
+	case kindBlob:
+		if len(v) < valHeader+blobHash {
+			return nil, false, nil
+		}
+		head := v[valHeader+blobHash:]
+		body := tx.Bucket(bucketKV).Get(blobKey(v[valHeader : valHeader+blobHash]))
+		if len(body) < valHeader+1 || body[8] != kindBlobBody {
+			return nil, false, fmt.Errorf("the value of %q lost its blob", key)
+		}
+		if body = body[valHeader:]; body[0] == blobRaw {
+			return append(bytes.Clone(head), body[1:]...), true, nil
+		}
+		n, err := s2.DecodedLen(body[1:])
+		if err != nil {
+			return nil, false, fmt.Errorf("the value of %q does not decompress: %w", key, err)
+		}
+		out := make([]byte, len(head), len(head)+n)
+		copy(out, head)
+		dec, err := s2.Decode(out[len(head):cap(out)], body[1:])
+		if err != nil {
+			return nil, false, fmt.Errorf("the value of %q does not decompress: %w", key, err)
+		}
+		return out[:len(head)+len(dec)], true, nil
+	}
+	return nil, false, nil
+}
+
+// delVal deletes key (a blob it referred to goes at the next sweep, if
+// nothing else refers to it).
+func delVal(tx *bolt.Tx, key []byte) error { return tx.Bucket(bucketKV).Delete(key) }
+
+// setExpiry gives a live key a new expiry (Unix ns); a missing or expired
+// key stays as it is, as Redis's PEXPIREAT leaves it.
+func setExpiry(tx *bolt.Tx, key []byte, expiry, now int64) error {
+	kvb := tx.Bucket(bucketKV)
+	v := kvb.Get(key)
+	if v == nil || expired(v, now) {
+		return nil
+	}
+	nv := bytes.Clone(v)
+	binary.BigEndian.PutUint64(nv, uint64(expiry))
+	return kvb.Put(key, nv)
 }
 
 // fileError reports a failed read or write of the data file (disk full, I/O
@@ -136,53 +587,66 @@ func fileError(err error) error {
 
 func (e *Embedded) get(_ context.Context, key string) ([]byte, error) {
 	var out []byte
+	now := e.now().UnixNano()
 	err := e.db.View(func(tx *bolt.Tx) error {
-		v, ok := live(tx.Bucket(bucketKV).Get([]byte(key)))
+		v, ok, err := loadVal(tx, []byte(key), now)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			return ErrNotFound
 		}
-		out = bytes.Clone(v)
+		out = v
 		return nil
 	})
 	return out, fileError(err)
 }
 
 func (e *Embedded) set(_ context.Context, key string, val []byte, ttl time.Duration) error {
-	return fileError(e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Put([]byte(key), encode(val, ttl)) }))
+	return e.setParts(context.Background(), key, nil, val, ttl)
+}
+
+func (e *Embedded) setParts(_ context.Context, key string, head, body []byte, ttl time.Duration) error {
+	exp := e.expiry(ttl)
+	return e.update(func(tx *bolt.Tx) error { return e.putParts(tx, []byte(key), head, body, exp) })
 }
 
 func (e *Embedded) setNX(_ context.Context, key string, val []byte, ttl time.Duration) (bool, error) {
 	ok := false
-	err := e.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketKV)
-		if _, exists := live(b.Get([]byte(key))); exists {
+	exp := e.expiry(ttl)
+	now := e.now().UnixNano()
+	err := e.update(func(tx *bolt.Tx) error {
+		ok = false
+		if v := tx.Bucket(bucketKV).Get([]byte(key)); v != nil && !expired(v, now) {
 			return nil
 		}
 		ok = true
-		return b.Put([]byte(key), encode(val, ttl))
+		return e.putVal(tx, []byte(key), val, exp)
 	})
-	return ok, fileError(err)
+	return ok, err
 }
 
 func (e *Embedded) del(_ context.Context, key string) error {
-	return fileError(e.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketKV).Delete([]byte(key)) }))
+	return e.update(func(tx *bolt.Tx) error { return delVal(tx, []byte(key)) })
 }
 
 func (e *Embedded) swapOwned(_ context.Context, key, owner string, val []byte, ttl time.Duration) (bool, error) {
 	ok := false
-	err := e.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketKV)
-		cur, exists := live(b.Get([]byte(key)))
-		if !exists || !ownedInFlight(cur, owner) {
-			return nil
+	exp := e.expiry(ttl)
+	now := e.now().UnixNano()
+	err := e.update(func(tx *bolt.Tx) error {
+		ok = false
+		cur, exists, err := loadVal(tx, []byte(key), now)
+		if err != nil || !exists || !ownedInFlight(cur, owner) {
+			return err
 		}
 		ok = true
 		if val == nil {
-			return b.Delete([]byte(key))
+			return delVal(tx, []byte(key))
 		}
-		return b.Put([]byte(key), encode(val, ttl))
+		return e.putVal(tx, []byte(key), val, exp)
 	})
-	return ok, fileError(err)
+	return ok, err
 }
 
 var inFlightPrefix = []byte(`{"state":"` + IdemInFlight + `"`)
@@ -191,37 +655,59 @@ var inFlightPrefix = []byte(`{"state":"` + IdemInFlight + `"`)
 // process. bbolt's file lock admits one process at a time, so every in-flight
 // key found at open belongs to a process that died before finishing (kill -9,
 // power loss): keeping it would answer 409 until its lease ran out.
-func releaseDeadLeases(db *bolt.DB) error {
-	return db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketKV)
-		var dead [][]byte
-		c := b.Cursor()
-		prefix := []byte("idem:")
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			// State is the record's first member: the prefix test skips
-			// decoding the (many, larger) completed records.
-			var r IdemRecord
-			if val, ok := live(v); ok && bytes.HasPrefix(val, inFlightPrefix) && json.Unmarshal(val, &r) == nil && r.State == IdemInFlight {
-				dead = append(dead, bytes.Clone(k))
-			}
+func (e *Embedded) releaseDeadLeases(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketKV)
+	var dead [][]byte
+	c := b.Cursor()
+	prefix := []byte("idem:")
+	now := e.now().UnixNano()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		// State is the record's first member: the prefix test skips
+		// decoding the (many, larger, blob-held) completed records.
+		if expired(v, now) || v[8] != kindInline {
+			continue
 		}
-		for _, k := range dead {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
+		var r IdemRecord
+		if val := v[valHeader:]; bytes.HasPrefix(val, inFlightPrefix) && json.Unmarshal(val, &r) == nil && r.State == IdemInFlight {
+			dead = append(dead, bytes.Clone(k))
 		}
-		return nil
-	})
+	}
+	for _, k := range dead {
+		if err := delVal(tx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-type boltHistory struct{ db *bolt.DB }
+type boltHistory struct{ e *Embedded }
 
+// Record makes e the latest outcome of its site at once for Top, and
+// writes it with the next commit without waiting for it: the origin records
+// a scan before answering it, and a commit's fsync (two, behind a burst of
+// monitor runs' writes) has no place on that path. A crash may lose the
+// outcomes of the last few milliseconds: the showcase then shows the scan
+// before. The history on Redis is written at once.
 func (h boltHistory) Record(_ context.Context, e HistoryEntry) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	return h.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketHistory).Put([]byte(e.URL), b) })
+	key := append(bytes.Clone(historyPrefix), e.URL...)
+	s := h.e
+	s.histMu.Lock()
+	if s.histPending == nil {
+		s.histPending = map[string][]byte{}
+	}
+	s.histPending[e.URL] = b
+	s.histMu.Unlock()
+	return s.updateLater(func(tx *bolt.Tx) error { return s.putVal(tx, key, b, 0) }, func() {
+		s.histMu.Lock()
+		if bytes.Equal(s.histPending[e.URL], b) {
+			delete(s.histPending, e.URL)
+		}
+		s.histMu.Unlock()
+	})
 }
 
 // maxHistory bounds the entries ranked per query on the single-node backend.
@@ -229,18 +715,43 @@ const maxHistory = 100000
 
 func (h boltHistory) Top(_ context.Context, offset, limit int) ([]HistoryEntry, int, error) {
 	var all []HistoryEntry
-	err := h.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketHistory).ForEach(func(_, v []byte) error {
+	err := h.e.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketKV).Cursor()
+		for k, _ := c.Seek(historyPrefix); k != nil && bytes.HasPrefix(k, historyPrefix) && len(all) < maxHistory; k, _ = c.Next() {
+			v, _, err := loadVal(tx, k, 0)
+			if err != nil {
+				return err
+			}
 			var e HistoryEntry
-			if len(all) < maxHistory && json.Unmarshal(v, &e) == nil {
+			if json.Unmarshal(v, &e) == nil {
 				all = append(all, e)
 			}
-			return nil
-		})
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fileError(err)
 	}
+	// The outcomes recorded but not yet committed replace those read.
+	h.e.histMu.Lock()
+	if len(h.e.histPending) > 0 {
+		at := make(map[string]int, len(all))
+		for i, e := range all {
+			at[e.URL] = i
+		}
+		for url, b := range h.e.histPending {
+			var e HistoryEntry
+			if json.Unmarshal(b, &e) != nil {
+				continue
+			}
+			if i, ok := at[url]; ok {
+				all[i] = e
+			} else if len(all) < maxHistory {
+				all = append(all, e)
+			}
+		}
+	}
+	h.e.histMu.Unlock()
 	sortHistory(all)
 	return page(all, offset, limit), len(all), nil
 }

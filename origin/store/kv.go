@@ -17,6 +17,10 @@ import (
 type kv interface {
 	get(ctx context.Context, key string) ([]byte, error)
 	set(ctx context.Context, key string, val []byte, ttl time.Duration) error
+	// setParts is set with head+body as the value: the embedded file keeps
+	// a large body apart, by its hash, so the same body under another key
+	// (a run's report, the scan cache's copy of it) is stored once.
+	setParts(ctx context.Context, key string, head, body []byte, ttl time.Duration) error
 	setNX(ctx context.Context, key string, val []byte, ttl time.Duration) (bool, error)
 	del(ctx context.Context, key string) error
 	// swapOwned replaces (val != nil, for ttl) or deletes (val == nil) key
@@ -46,10 +50,9 @@ func (c scanCache) Get(ctx context.Context, url string) ([]byte, time.Time, erro
 }
 
 func (c scanCache) Put(ctx context.Context, url string, report []byte, at time.Time, ttl time.Duration) error {
-	b := make([]byte, 8+len(report))
+	b := make([]byte, 8)
 	binary.BigEndian.PutUint64(b, uint64(at.UnixNano()))
-	copy(b[8:], report)
-	return c.kv.set(ctx, "scan:"+url, b, ttl)
+	return c.kv.setParts(ctx, "scan:"+url, b, report, ttl)
 }
 
 type idempotency struct{ kv kv }

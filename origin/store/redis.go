@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	neturl "net/url"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis is the shared backend for several origins.
+// Redis is the shared backend for several origins: one Redis, or a Redis
+// Cluster. The same code runs on both: every key a script or a transaction
+// touches carries the same hash tag (txkv.go), so it lives in one slot.
 type Redis struct {
-	c       *redis.Client
+	c       redis.UniversalClient
+	cluster bool
 	prefix  string
 	timeout time.Duration
 	br      *breaker
@@ -43,24 +48,128 @@ func (o *RedisOptions) defaults() {
 	}
 }
 
-// OpenRedis connects to url (redis://host:port/db) with the default
-// RedisOptions and checks it answers.
+// OpenRedis connects to url with the default RedisOptions and checks it
+// answers. url is redis://[user:password@]host:port[/db] for one Redis
+// (rediss:// for TLS), or, for a Redis Cluster, several of its nodes
+// separated by commas: redis://[user:password@]host:port,host:port,…
+// (database 0 only, as a Cluster has no other). A single host:port that
+// turns out to be a Cluster node is used as the Cluster's seed.
 func OpenRedis(ctx context.Context, url string) (*Redis, error) {
 	return OpenRedisWith(ctx, url, RedisOptions{})
 }
 
+// errRedisURL never quotes the URL: it may hold a password.
+var errRedisURL = errors.New("REDIS_URL is not a valid redis:// or rediss:// URL: want redis://[user:password@]host:port/db for one Redis, or redis://[user:password@]host:port,host:port,… (database 0) for a Redis Cluster")
+
 // OpenRedisWith is OpenRedis with explicit timeouts and breaker settings.
 func OpenRedisWith(ctx context.Context, url string, o RedisOptions) (*Redis, error) {
 	o.defaults()
-	opt, err := redis.ParseURL(url)
+	seeds, single, err := parseRedisURL(url)
 	if err != nil {
-		// The parser's message may quote the URL, password included.
-		return nil, errors.New("REDIS_URL is not a valid redis:// or rediss:// URL (redis://[user:password@]host:port/db)")
+		return nil, err
 	}
+	r := &Redis{prefix: "agentready:", timeout: o.CallTimeout, br: newBreaker(o.Failures, o.CoolDown)}
+	if single != nil {
+		tune(single, o)
+		r.c = redis.NewClient(single)
+		if err := r.ping(ctx, single.Addr); err != nil {
+			return nil, err
+		}
+		if !r.clusterNode(ctx) {
+			if err := r.refuseOldLayout(ctx); err != nil {
+				r.c.Close()
+				return nil, err
+			}
+			return r, nil
+		}
+		r.c.Close()
+		seeds, err = clusterOptions(url, []string{single.Addr})
+		if err != nil {
+			return nil, err
+		}
+	}
+	tuneCluster(seeds, o)
+	r.c, r.cluster = redis.NewClusterClient(seeds), true
+	if err := r.ping(ctx, strings.Join(seeds.Addrs, ",")); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseRedisURL reads the one-Redis form into single, the Cluster form
+// (several host:port) into cluster.
+func parseRedisURL(raw string) (cluster *redis.ClusterOptions, single *redis.Options, err error) {
+	first, hosts := splitHosts(raw)
+	u, err := neturl.Parse(first)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return nil, nil, errRedisURL
+	}
+	if len(hosts) == 1 {
+		opt, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, nil, errRedisURL
+		}
+		return nil, opt, nil
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
+		return nil, nil, errors.New("REDIS_URL names several hosts, a Redis Cluster, and a database other than 0: a Cluster has only database 0 (end the URL with /0 or nothing)")
+	}
+	for _, h := range hosts {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return nil, nil, errRedisURL
+		}
+	}
+	cluster, err = clusterOptions(first, hosts)
+	return cluster, nil, err
+}
+
+// splitHosts reads the hosts of raw's authority, separated by commas, and
+// returns raw with the first alone in their place (net/url reads one
+// host, and no list of bracketed IPv6 addresses).
+func splitHosts(raw string) (first string, hosts []string) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw, []string{raw}
+	}
+	rest := raw[i+3:]
+	end := len(rest)
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		end = j
+	}
+	userinfo, list := "", rest[:end]
+	if at := strings.LastIndexByte(list, '@'); at >= 0 {
+		userinfo, list = list[:at+1], list[at+1:]
+	}
+	hosts = strings.Split(list, ",")
+	return raw[:i+3] + userinfo + hosts[0] + rest[end:], hosts
+}
+
+// clusterOptions reads the user, password, TLS and query settings of raw
+// (go-redis's own Cluster URL form takes one host and addr= parameters for
+// the others) with hosts as the seed nodes.
+func clusterOptions(raw string, hosts []string) (*redis.ClusterOptions, error) {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return nil, errRedisURL
+	}
+	u.Host, u.Path = hosts[0], ""
+	q := u.Query()
+	for _, h := range hosts[1:] {
+		q.Add("addr", h)
+	}
+	u.RawQuery = q.Encode()
+	opt, err := redis.ParseClusterURL(u.String())
+	if err != nil {
+		return nil, errRedisURL
+	}
+	return opt, nil
+}
+
+// go-redis's defaults (3 s reads, 3 retries, 5 dial attempts) make a frozen
+// Redis stall each request for 15–20 s. The rate limiter shares this client,
+// so the same bounds apply to its calls.
+func tune(opt *redis.Options, o RedisOptions) {
 	opt.PoolSize = 64
-	// go-redis's defaults (3 s reads, 3 retries, 5 dial attempts) make a
-	// frozen Redis stall each request for 15–20 s. The rate limiter shares
-	// this client, so the same bounds apply to its calls.
 	opt.ContextTimeoutEnabled = true
 	opt.DialTimeout = o.DialTimeout
 	opt.DialerRetries = 1
@@ -68,27 +177,114 @@ func OpenRedisWith(ctx context.Context, url string, o RedisOptions) (*Redis, err
 	opt.WriteTimeout = o.CallTimeout
 	opt.PoolTimeout = o.CallTimeout
 	opt.MaxRetries = 1
-	c := redis.NewClient(opt)
-	r := &Redis{c: c, prefix: "agentready:", timeout: o.CallTimeout, br: newBreaker(o.Failures, o.CoolDown)}
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if err := c.Ping(pctx).Err(); err != nil {
-		c.Close()
-		var answered redis.Error
-		if errors.As(err, &answered) {
-			return nil, fmt.Errorf("Redis at %s refused the session (check the password and database in REDIS_URL): %s", opt.Addr, strings.SplitN(err.Error(), "\n", 2)[0])
-		}
-		return nil, fmt.Errorf("Redis at %s does not answer within 3 s (is it running, and is REDIS_URL right?)", opt.Addr)
-	}
-	return r, nil
 }
 
-// Client is the underlying connection pool (shared with the rate limiter).
-func (r *Redis) Client() *redis.Client { return r.c }
+func tuneCluster(opt *redis.ClusterOptions, o RedisOptions) {
+	opt.PoolSize = 64 // per node
+	opt.ContextTimeoutEnabled = true
+	opt.DialTimeout = o.DialTimeout
+	opt.DialerRetries = 1
+	opt.ReadTimeout = o.CallTimeout
+	opt.WriteTimeout = o.CallTimeout
+	opt.PoolTimeout = o.CallTimeout
+	opt.MaxRetries = 1
+}
 
-// WithPrefix returns a view whose keys live under another prefix (tests use one per run).
+func (r *Redis) ping(ctx context.Context, addr string) error {
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	err := r.c.Ping(pctx).Err()
+	if err == nil {
+		return nil
+	}
+	r.c.Close()
+	var answered redis.Error
+	if errors.As(err, &answered) {
+		return fmt.Errorf("Redis at %s refused the session (check the password and database in REDIS_URL): %s", addr, strings.SplitN(err.Error(), "\n", 2)[0])
+	}
+	return fmt.Errorf("Redis at %s does not answer within 3 s (is it running, and is REDIS_URL right?)", addr)
+}
+
+// clusterNode reports whether the one Redis answering is a Cluster node
+// (INFO cluster says cluster_enabled:1); a Redis that refuses INFO is taken
+// for a single one.
+func (r *Redis) clusterNode(ctx context.Context) bool {
+	ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	info, err := r.c.Info(ictx, "cluster").Result()
+	return err == nil && strings.Contains(info, "cluster_enabled:1")
+}
+
+// refuseOldLayout refuses a Redis holding monitors as agentready kept them
+// before the keys carried hash tags (issue 21): this version would not see
+// them, and starting as if there were none would drop them silently.
+func (r *Redis) refuseOldLayout(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	n, err := r.c.Exists(cctx, r.prefix+"sched:runs", r.prefix+"sched:deliveries").Result()
+	if err != nil || n == 0 {
+		return nil
+	}
+	return errors.New("this Redis holds monitors in the key layout of an earlier agentready (" + r.prefix + "sched:runs), which this version does not read: run the earlier version to keep them, or delete the old " + r.prefix + "* keys to start afresh")
+}
+
+// Cluster reports whether this is a Redis Cluster.
+func (r *Redis) Cluster() bool { return r.cluster }
+
+// Client is the underlying connection pool (shared with the rate limiter):
+// a *redis.Client or a *redis.ClusterClient.
+func (r *Redis) Client() redis.UniversalClient { return r.c }
+
+// WithPrefix returns a view whose keys live under another prefix (tests use
+// one per run). A prefix must hold no '{' or '}': those would make it the
+// hash tag of every key.
 func (r *Redis) WithPrefix(p string) *Redis {
-	return &Redis{c: r.c, prefix: p, timeout: r.timeout, br: r.br}
+	if strings.ContainsAny(p, "{}") {
+		panic("store: a Redis key prefix must not contain { or }")
+	}
+	return &Redis{c: r.c, cluster: r.cluster, prefix: p, timeout: r.timeout, br: r.br}
+}
+
+// DeleteAll deletes every key under this view's prefix, on every node of a
+// Cluster. Tests and benchmarks use it to leave a shared Redis as they
+// found it.
+func (r *Redis) DeleteAll(ctx context.Context) error {
+	pattern := globEscape(r.prefix) + "*"
+	del := func(ctx context.Context, c *redis.Client) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
+			if err != nil {
+				return err
+			}
+			for _, k := range keys { // one by one: a Cluster node refuses a DEL across slots
+				if err := c.Del(ctx, k).Err(); err != nil {
+					return err
+				}
+			}
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	}
+	switch c := r.c.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, del)
+	case *redis.Client:
+		return del(ctx, c)
+	}
+	return errors.New("store: unknown Redis client")
+}
+
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // do runs one store call under the call timeout and the circuit breaker.
@@ -132,7 +328,7 @@ func (r *Redis) Ping(ctx context.Context) error {
 func (r *Redis) ScanCache() ScanCache     { return scanCache{r} }
 func (r *Redis) Idempotency() Idempotency { return idempotency{r} }
 func (r *Redis) Screenshots() Screenshots { return screenshots{r} }
-func (r *Redis) Monitors() Monitors       { return monitors{redisTx{r}} }
+func (r *Redis) Monitors() Monitors       { return monitors{redisTx{r}, redisLayout} }
 func (r *Redis) History() History         { return redisHistory{r} }
 func (r *Redis) Close() error             { return r.c.Close() }
 
@@ -150,6 +346,10 @@ func (r *Redis) get(ctx context.Context, key string) ([]byte, error) {
 
 func (r *Redis) set(ctx context.Context, key string, val []byte, ttl time.Duration) error {
 	return r.do(ctx, func(ctx context.Context) error { return r.c.Set(ctx, r.prefix+key, val, ttl).Err() })
+}
+
+func (r *Redis) setParts(ctx context.Context, key string, head, body []byte, ttl time.Duration) error {
+	return r.set(ctx, key, append(append(make([]byte, 0, len(head)+len(body)), head...), body...), ttl)
 }
 
 func (r *Redis) setNX(ctx context.Context, key string, val []byte, ttl time.Duration) (bool, error) {
@@ -199,6 +399,13 @@ func Open(ctx context.Context, dataDir, redisURL string) (Backend, error) {
 	return OpenEmbedded(dataDir)
 }
 
+// The history hash and its ranking are written in one transaction: one
+// hash tag puts them in one slot of a Cluster.
+const (
+	keyHistory     = "{history}"
+	keyHistoryRank = "{history}:rank"
+)
+
 type redisHistory struct{ r *Redis }
 
 func (h redisHistory) Record(ctx context.Context, e HistoryEntry) error {
@@ -210,8 +417,8 @@ func (h redisHistory) Record(ctx context.Context, e HistoryEntry) error {
 	rank := float64(e.Score)*1e11 + float64(e.ScannedAt.Unix())
 	return h.r.do(ctx, func(ctx context.Context) error {
 		_, err := h.r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, h.r.prefix+"history", e.URL, b)
-			p.ZAdd(ctx, h.r.prefix+"history:rank", redis.Z{Score: rank, Member: e.URL})
+			p.HSet(ctx, h.r.prefix+keyHistory, e.URL, b)
+			p.ZAdd(ctx, h.r.prefix+keyHistoryRank, redis.Z{Score: rank, Member: e.URL})
 			return nil
 		})
 		return err
@@ -223,14 +430,14 @@ func (h redisHistory) Top(ctx context.Context, offset, limit int) ([]HistoryEntr
 	var vals []any
 	err := h.r.do(ctx, func(ctx context.Context) error {
 		var err error
-		if total, err = h.r.c.ZCard(ctx, h.r.prefix+"history:rank").Result(); err != nil {
+		if total, err = h.r.c.ZCard(ctx, h.r.prefix+keyHistoryRank).Result(); err != nil {
 			return err
 		}
-		urls, err := h.r.c.ZRevRange(ctx, h.r.prefix+"history:rank", int64(offset), int64(offset+limit-1)).Result()
+		urls, err := h.r.c.ZRevRange(ctx, h.r.prefix+keyHistoryRank, int64(offset), int64(offset+limit-1)).Result()
 		if err != nil || len(urls) == 0 {
 			return err
 		}
-		vals, err = h.r.c.HMGet(ctx, h.r.prefix+"history", urls...).Result()
+		vals, err = h.r.c.HMGet(ctx, h.r.prefix+keyHistory, urls...).Result()
 		return err
 	})
 	if err != nil {

@@ -6,10 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentready/agentready/internal/redistest"
 	"github.com/agentready/agentready/internal/testenv"
 )
 
@@ -26,18 +32,27 @@ func backends(t *testing.T) map[string]func(t *testing.T) Backend {
 			return e
 		},
 	}
-	url := os.Getenv("REDIS_URL")
-	if !testenv.Optional(t, url != "", "REDIS_URL: the Redis backend (.ci/run starts redis-server)") {
-		return m
-	}
-	m["redis"] = func(t *testing.T) Backend {
-		r, err := OpenRedis(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
+	redisBackend := func(url string) func(t *testing.T) Backend {
+		return func(t *testing.T) Backend {
+			r, err := OpenRedis(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A fresh key prefix per test keeps runs independent on a shared
+			// server; the keys go when the test ends.
+			r = r.WithPrefix(fmt.Sprintf("agentready-test:%s:%d:", t.Name(), time.Now().UnixNano()))
+			t.Cleanup(func() {
+				r.DeleteAll(context.Background())
+				r.Close()
+			})
+			return r
 		}
-		t.Cleanup(func() { r.Close() })
-		// A fresh key prefix per test keeps runs independent on a shared server.
-		return r.WithPrefix(fmt.Sprintf("agentready-test:%s:%d:", t.Name(), time.Now().UnixNano()))
+	}
+	if url := os.Getenv("REDIS_URL"); testenv.Optional(t, url != "", "REDIS_URL: the Redis backend (.ci/run starts redis-server)") {
+		m["redis"] = redisBackend(url)
+	}
+	if url, ok := testenv.OptionalRedisCluster(t); ok {
+		m["redis-cluster"] = redisBackend(url)
 	}
 	return m
 }
@@ -67,6 +82,11 @@ func TestConformance(t *testing.T) {
 			t.Run("monitors: 410 and repeated failures disable", func(t *testing.T) { testDisable(t, open(t)) })
 			t.Run("monitors: delete drops pending deliveries", func(t *testing.T) { testDeleteDropsOutbox(t, open(t)) })
 			t.Run("monitors: the delivery list keeps the newest", func(t *testing.T) { testIndexTrim(t, open(t)) })
+			t.Run("monitors: deliveries claimed with their run", func(t *testing.T) { testPreclaimed(t, open(t)) })
+			t.Run("monitors: reports go once superseded and done with", func(t *testing.T) { testReportRetention(t, open(t)) })
+			if name != "embedded" { // which writes a monitor and its quota entries in one commit
+				t.Run("monitors: quota entries left without a monitor", func(t *testing.T) { testQuotaRepair(t, open(t)) })
+			}
 			t.Run("history ranking", func(t *testing.T) { testHistory(t, open(t)) })
 		})
 	}
@@ -95,6 +115,14 @@ func testScanCache(t *testing.T, b Backend) {
 	})
 	if _, _, err := c.Get(ctx, "https://a.example/"); err != nil {
 		t.Errorf("a long-lived entry expired with the short one: %v", err)
+	}
+	// A real report (23 KB): the embedded file keeps it apart, compressed.
+	report := goldenReport(t)
+	if err := c.Put(ctx, "https://big.example/", report, at, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, gotAt, err := c.Get(ctx, "https://big.example/"); err != nil || !bytes.Equal(got, report) || !gotAt.Equal(at) {
+		t.Fatalf("a 23 KB report: %d bytes back (equal %v), at %s, %v", len(got), bytes.Equal(got, report), gotAt, err)
 	}
 }
 
@@ -234,6 +262,18 @@ func testScreenshots(t *testing.T, b Backend) {
 		t.Errorf("same bytes, different tags: %q and %q", got3.ETag, got.ETag)
 	}
 
+	// A large image that does not compress: kept as it is.
+	noise := make([]byte, 300<<10)
+	for i := range noise {
+		noise[i] = byte(i*7919 ^ i>>3*31)
+	}
+	if err := shots.Put(ctx, "https://noise.example/", noise, at, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := shots.Get(ctx, "https://noise.example/"); err != nil || !bytes.Equal(got.PNG, noise) {
+		t.Fatalf("a 300 KB image: %d bytes back, %v", len(got.PNG), err)
+	}
+
 	// Size cap: refused, and the previous image stays.
 	if err := shots.Put(ctx, "https://a.example/", make([]byte, MaxScreenshotBytes+1), at, time.Hour); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("oversized screenshot: %v, want ErrTooLarge", err)
@@ -262,8 +302,13 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	if _, err := OpenEmbedded(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte("in use")) {
 		t.Errorf("a second process on the same data directory: %v", err)
 	}
-	e.Monitors().Create(ctx, Monitor{ID: "mon_keep", URL: "https://a.example/", Quota: "q"}, time.Now(), 0)
+	e.Monitors().Create(ctx, Monitor{ID: "mon_keep", URL: "https://a.example/", Quota: "q"}, time.Now(), 0, 0)
 	e.ScanCache().Put(ctx, "https://a.example/", []byte("r"), time.Now(), time.Hour)
+	// Recorded, visible at once, written with the next commit: Close makes that one.
+	e.History().Record(ctx, HistoryEntry{URL: "https://a.example/", Score: 77, ScannedAt: time.Now()})
+	if top, n, _ := e.History().Top(ctx, 0, 10); n != 1 || top[0].Score != 77 {
+		t.Errorf("the history just recorded: %+v", top)
+	}
 	c, _, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute)
 	e.Idempotency().Complete(ctx, c, IdemRecord{Fingerprint: "f", Status: 200, Body: []byte("b")}, time.Hour)
 	// A request in flight when the process dies (kill -9: nothing releases
@@ -285,6 +330,9 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	}
 	if r, _, err := e.ScanCache().Get(ctx, "https://a.example/"); err != nil || string(r) != "r" {
 		t.Errorf("cache lost: %v", err)
+	}
+	if top, n, _ := e.History().Top(ctx, 0, 10); n != 1 || top[0].Score != 77 {
+		t.Errorf("history lost: %+v", top)
 	}
 	if _, ex, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute); ex == nil || ex.State != IdemDone {
 		t.Errorf("idempotency record lost: %+v", ex)
@@ -323,5 +371,45 @@ func testHistory(t *testing.T, b Backend) {
 	}
 	if empty, _, _ := h.Top(ctx, 10, 3); len(empty) != 0 {
 		t.Errorf("past the end: %v", empty)
+	}
+}
+
+// A Redis holding monitors in the earlier key layout (before hash tags) is
+// refused with what to do, not opened as if it held none.
+func TestRedisRefusesTheEarlierLayout(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	r, err := OpenRedis(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.c.ZAdd(ctx, "agentready:sched:runs", redis.Z{Score: 1, Member: "mon_old"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := OpenRedis(ctx, srv.URL); err == nil || !strings.Contains(err.Error(), "earlier agentready") {
+		t.Fatalf("opening a Redis with the earlier layout: %v", err)
+	}
+}
+
+// So is a data file of the earlier layout (one bucket per concern, values
+// inline).
+func TestEmbeddedRefusesTheEarlierLayout(t *testing.T) {
+	dir := t.TempDir()
+	db, err := bolt.Open(filepath.Join(dir, "agentready.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error {
+		for _, b := range []string{"kv", "zsets", "history"} {
+			if _, err := tx.CreateBucket([]byte(b)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if _, err := OpenEmbedded(dir); err == nil || !strings.Contains(err.Error(), "earlier agentready") {
+		t.Fatalf("opening a file of the earlier layout: %v", err)
 	}
 }

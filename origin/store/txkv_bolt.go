@@ -6,195 +6,311 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// The embedded txkv: strings live in the kv bucket (with the same TTL
-// encoding as the scan cache), each sorted set in a bucket under zsets with
-// two sub-buckets, member → score and score+member → nothing (the order).
-var (
-	bucketZSets = []byte("zsets")
-	zMembers    = []byte("m")
-	zOrder      = []byte("o")
+// The embedded txkv: strings and sorted sets share the kv bucket (bolt.go),
+// laid out so that what one monitor's run writes sits together. bbolt
+// copies on write every leaf a commit touches (4 KB or more each), so a
+// run's cost on disk is about the number of distinct leaves its writes
+// land in: keys of one monitor that sort together share a leaf.
+//
+// A sorted set is named prefix|label (the prefix holds no '|'; a name
+// without one is all prefix). Each member's score lives under
+// prefix member NUL label, next to the keys named prefix member…
+// (the monitor's own records, for the schedule's sets); the order lives
+// under prefix NUL label NUL score member, where claims read it in turn.
+// Members and labels hold no NUL, and string keys hold none, so no entry
+// can be mistaken for another's. An entry's value is the string header
+// (no expiry, so the sweep leaves it) with a kind of its own and the score.
+type boltTx struct{ e *Embedded }
+
+const (
+	kindZMember byte = 2 // value: header | score
+	kindZOrder  byte = 3 // value: header
 )
 
-type boltTx struct{ db *bolt.DB }
+type zname struct{ prefix, label string }
 
-func zkey(score int64, member string) []byte {
-	k := make([]byte, 8+len(member))
-	// Scores are Unix milliseconds (non-negative); the flip keeps a stray
-	// negative in order too.
-	binary.BigEndian.PutUint64(k, uint64(score)^(1<<63))
-	copy(k[8:], member)
-	return k
+func zsetName(set string) zname {
+	if i := strings.IndexByte(set, '|'); i >= 0 {
+		return zname{set[:i], set[i+1:]}
+	}
+	return zname{prefix: set}
 }
 
-func zscoreOf(k []byte) int64 { return int64(binary.BigEndian.Uint64(k[:8]) ^ (1 << 63)) }
+func (z zname) memberKey(member string) []byte {
+	k := make([]byte, 0, len(z.prefix)+len(member)+1+len(z.label))
+	k = append(append(append(k, z.prefix...), member...), 0)
+	return append(k, z.label...)
+}
 
-func zset(tx *bolt.Tx, set string, create bool) (members, order *bolt.Bucket, err error) {
-	root := tx.Bucket(bucketZSets)
-	b := root.Bucket([]byte(set))
-	if b == nil {
-		if !create {
-			return nil, nil, nil
-		}
-		if b, err = root.CreateBucket([]byte(set)); err != nil {
-			return nil, nil, err
-		}
-		if _, err = b.CreateBucket(zMembers); err != nil {
-			return nil, nil, err
-		}
-		if _, err = b.CreateBucket(zOrder); err != nil {
-			return nil, nil, err
-		}
+func (z zname) orderPrefix() []byte {
+	k := make([]byte, 0, len(z.prefix)+2+len(z.label))
+	k = append(append(append(k, z.prefix...), 0), z.label...)
+	return append(k, 0)
+}
+
+func (z zname) orderKey(score []byte, member string) []byte {
+	p := z.orderPrefix()
+	k := make([]byte, 0, len(p)+8+len(member))
+	return append(append(append(k, p...), score...), member...)
+}
+
+func scoreBytes(score int64) []byte {
+	b := make([]byte, 8)
+	// Scores are Unix milliseconds (non-negative); the flip keeps a stray
+	// negative in order too.
+	binary.BigEndian.PutUint64(b, uint64(score)^(1<<63))
+	return b
+}
+
+func scoreFrom(b []byte) int64 { return int64(binary.BigEndian.Uint64(b[:8]) ^ (1 << 63)) }
+
+func zentry(kind byte, score []byte) []byte {
+	v := make([]byte, valHeader+len(score))
+	v[8] = kind
+	copy(v[valHeader:], score)
+	return v
+}
+
+// memberScore is the score a member entry holds (nil: not a member).
+func memberScore(kvb *bolt.Bucket, mk []byte) []byte {
+	if v := kvb.Get(mk); len(v) == valHeader+8 && v[8] == kindZMember {
+		return v[valHeader:]
 	}
-	return b.Bucket(zMembers), b.Bucket(zOrder), nil
+	return nil
 }
 
 func zadd(tx *bolt.Tx, set, member string, score int64) error {
-	m, o, err := zset(tx, set, true)
-	if err != nil {
-		return err
-	}
-	if old := m.Get([]byte(member)); old != nil {
-		if err := o.Delete(append(bytes.Clone(old), member...)); err != nil {
+	kvb, z := tx.Bucket(bucketKV), zsetName(set)
+	mk := z.memberKey(member)
+	if old := memberScore(kvb, mk); old != nil {
+		if err := kvb.Delete(z.orderKey(old, member)); err != nil {
 			return err
 		}
 	}
-	k := zkey(score, member)
-	if err := o.Put(k, nil); err != nil {
+	s := scoreBytes(score)
+	if err := kvb.Put(z.orderKey(s, member), zentry(kindZOrder, nil)); err != nil {
 		return err
 	}
-	return m.Put([]byte(member), k[:8])
+	return kvb.Put(mk, zentry(kindZMember, s))
 }
 
 func zrem(tx *bolt.Tx, set, member string) error {
-	m, o, err := zset(tx, set, false)
-	if err != nil || m == nil {
-		return err
-	}
-	old := m.Get([]byte(member))
+	kvb, z := tx.Bucket(bucketKV), zsetName(set)
+	mk := z.memberKey(member)
+	old := memberScore(kvb, mk)
 	if old == nil {
 		return nil
 	}
-	if err := o.Delete(append(bytes.Clone(old), member...)); err != nil {
+	if err := kvb.Delete(z.orderKey(old, member)); err != nil {
 		return err
 	}
-	return m.Delete([]byte(member))
+	return kvb.Delete(mk)
 }
 
-func (t boltTx) mget(_ context.Context, keys ...string) ([][]byte, error) {
-	out := make([][]byte, len(keys))
-	err := t.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketKV)
-		for i, k := range keys {
-			if v, ok := live(b.Get([]byte(k))); ok {
-				out[i] = bytes.Clone(v)
-			}
-		}
-		return nil
+// zdel deletes a whole sorted set.
+func zdel(tx *bolt.Tx, set string) error {
+	var members []string
+	zscan(tx, set, false, func(m string, _ int64) bool {
+		members = append(members, m)
+		return true
 	})
-	return out, fileError(err)
-}
-
-func (t boltTx) zscore(_ context.Context, set, member string) (score int64, ok bool, err error) {
-	err = t.db.View(func(tx *bolt.Tx) error {
-		m, _, _ := zset(tx, set, false)
-		if m == nil {
-			return nil
-		}
-		if v := m.Get([]byte(member)); v != nil {
-			score, ok = zscoreOf(v), true
-		}
-		return nil
-	})
-	return score, ok, fileError(err)
-}
-
-func (t boltTx) zrange(_ context.Context, set string, desc bool, limit int) ([]string, error) {
-	var out []string
-	err := t.db.View(func(tx *bolt.Tx) error {
-		_, o, _ := zset(tx, set, false)
-		if o == nil {
-			return nil
-		}
-		c := o.Cursor()
-		first, next := c.First, c.Next
-		if desc {
-			first, next = c.Last, c.Prev
-		}
-		for k, _ := first(); k != nil && len(out) < limit; k, _ = next() {
-			out = append(out, string(k[8:]))
-		}
-		return nil
-	})
-	return out, fileError(err)
-}
-
-func (t boltTx) zcard(_ context.Context, set string) (int, error) {
-	n := 0
-	err := t.db.View(func(tx *bolt.Tx) error {
-		if m, _, _ := zset(tx, set, false); m != nil {
-			n = m.Stats().KeyN
-		}
-		return nil
-	})
-	return n, fileError(err)
-}
-
-func (t boltTx) claimDue(_ context.Context, set, leasePrefix string, now, until int64, token string, limit int) ([]dueMember, error) {
-	var out []dueMember
-	err := t.db.Update(func(tx *bolt.Tx) error {
-		_, o, err := zset(tx, set, false)
-		if err != nil || o == nil {
+	for _, m := range members {
+		if err := zrem(tx, set, m); err != nil {
 			return err
 		}
-		c := o.Cursor()
-		for k, _ := c.First(); k != nil && zscoreOf(k) <= now && len(out) < limit; k, _ = c.Next() {
-			out = append(out, dueMember{member: string(k[8:]), score: zscoreOf(k)})
+	}
+	return nil
+}
+
+func zscoreIn(tx *bolt.Tx, set, member string) (int64, bool) {
+	if v := memberScore(tx.Bucket(bucketKV), zsetName(set).memberKey(member)); v != nil {
+		return scoreFrom(v), true
+	}
+	return 0, false
+}
+
+func zcardIn(tx *bolt.Tx, set string) int {
+	n := 0
+	zscan(tx, set, false, func(string, int64) bool { n++; return true })
+	return n
+}
+
+// zscan calls fn with set's members in score order (descending when desc)
+// until it returns false.
+func zscan(tx *bolt.Tx, set string, desc bool, fn func(member string, score int64) bool) {
+	p := zsetName(set).orderPrefix()
+	c := tx.Bucket(bucketKV).Cursor()
+	var k []byte
+	if desc {
+		end := bytes.Clone(p)
+		end[len(end)-1]++ // just past every order entry of the set
+		if k, _ = c.Seek(end); k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
 		}
-		kvb := tx.Bucket(bucketKV)
-		for i := range out {
-			d := &out[i]
-			if prev, ok := live(kvb.Get([]byte(leasePrefix + d.member))); ok {
-				if kept, ok := leaseDue(string(prev)); ok {
-					d.score = kept
+	} else {
+		k, _ = c.Seek(p)
+	}
+	for ; k != nil && bytes.HasPrefix(k, p) && len(k) >= len(p)+8; k = step(c, desc) {
+		if !fn(string(k[len(p)+8:]), scoreFrom(k[len(p):])) {
+			return
+		}
+	}
+}
+
+func step(c *bolt.Cursor, desc bool) []byte {
+	if desc {
+		k, _ := c.Prev()
+		return k
+	}
+	k, _ := c.Next()
+	return k
+}
+
+func (t boltTx) view(_ context.Context, reads ...read) ([]readResult, error) {
+	out := make([]readResult, len(reads))
+	now := t.e.now().UnixNano()
+	err := t.e.db.View(func(tx *bolt.Tx) error {
+		for i, r := range reads {
+			switch r.kind {
+			case readGet:
+				v, _, err := loadVal(tx, []byte(r.key), now)
+				if err != nil {
+					return err
 				}
-			}
-			d.lease = token + "|" + strconv.FormatInt(d.score, 10)
-			if err := zadd(tx, set, d.member, until); err != nil {
-				return err
-			}
-			if err := kvb.Put([]byte(leasePrefix+d.member), encode([]byte(d.lease), 0)); err != nil {
-				return err
+				out[i].val = v
+			case readZScore:
+				out[i].score, out[i].ok = zscoreIn(tx, r.key, r.member)
+			case readZCard:
+				out[i].n = zcardIn(tx, r.key)
+			case readZRange:
+				zscan(tx, r.key, r.desc, func(m string, score int64) bool {
+					out[i].members = append(out[i].members, m)
+					if r.scores {
+						out[i].scores = append(out[i].scores, score)
+					}
+					return len(out[i].members) < r.limit
+				})
 			}
 		}
 		return nil
 	})
 	return out, fileError(err)
+}
+
+// firstDue is the set's first member if it is due at now.
+func firstDue(tx *bolt.Tx, set string, now int64) bool {
+	due := false
+	zscan(tx, set, false, func(_ string, score int64) bool {
+		due = score <= now
+		return false
+	})
+	return due
+}
+
+func (t boltTx) claimDue(_ context.Context, sets []dueSet, now, until int64, token string, limit int) ([]dueMember, error) {
+	// A read transaction first: an empty claim costs no commit and no fsync.
+	var due []dueSet
+	err := t.e.db.View(func(tx *bolt.Tx) error {
+		for _, s := range rotate(sets, token) {
+			if firstDue(tx, s.set, now) {
+				due = append(due, s)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(due) == 0 {
+		return nil, fileError(err)
+	}
+	var out []dueMember
+	nowNS := t.e.now().UnixNano()
+	err = t.e.update(func(tx *bolt.Tx) error {
+		out = out[:0]
+		for _, s := range due {
+			var claimed []dueMember
+			zscan(tx, s.set, false, func(m string, score int64) bool {
+				if score > now || len(out)+len(claimed) >= limit {
+					return false
+				}
+				claimed = append(claimed, dueMember{member: m, score: score})
+				return true
+			})
+			for i := range claimed {
+				d := &claimed[i]
+				lk := []byte(s.lease.of(d.member))
+				if prev, ok, _ := loadVal(tx, lk, nowNS); ok {
+					if kept, ok := leaseDue(string(prev)); ok {
+						d.score = kept
+					}
+				}
+				d.lease = token + "|" + strconv.FormatInt(d.score, 10)
+				if err := zadd(tx, s.set, d.member, until); err != nil {
+					return err
+				}
+				if err := t.e.putVal(tx, lk, []byte(d.lease), 0); err != nil {
+					return err
+				}
+				owner := memberOwner(d.member)
+				for _, a := range s.items {
+					v, _, err := loadVal(tx, []byte(a.of(d.member)), nowNS)
+					if err != nil {
+						return err
+					}
+					d.vals = append(d.vals, v)
+				}
+				for _, a := range s.owners {
+					v, _, err := loadVal(tx, []byte(a.of(owner)), nowNS)
+					if err != nil {
+						return err
+					}
+					d.vals = append(d.vals, v)
+				}
+			}
+			out = append(out, claimed...)
+			if len(out) >= limit {
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// rotate starts the sets at a place the token picks, so that claims spread
+// over them and none waits behind the others.
+func rotate(sets []dueSet, token string) []dueSet {
+	if len(sets) < 2 || token == "" {
+		return sets
+	}
+	i := int(token[0]) % len(sets)
+	return append(append(make([]dueSet, 0, len(sets)), sets[i:]...), sets[:i]...)
 }
 
 func (t boltTx) commit(_ context.Context, conds []cond, ops []op) (bool, error) {
 	ok := true
-	err := t.db.Update(func(tx *bolt.Tx) error {
+	now := t.e.now().UnixNano()
+	err := t.e.update(func(tx *bolt.Tx) error {
+		ok = true
 		kvb := tx.Bucket(bucketKV)
 		for _, c := range conds {
-			v, exists := live(kvb.Get([]byte(c.key)))
 			switch c.kind {
 			case condEq:
-				ok = exists && bytes.Equal(v, c.val)
-			case condAbsent:
-				ok = !exists
-			case condPresent:
-				ok = exists
-			case condZCardLT:
-				n := 0
-				if m, _, _ := zset(tx, c.key, false); m != nil {
-					n = m.Stats().KeyN
+				v, exists, err := loadVal(tx, []byte(c.key), now)
+				if err != nil {
+					return err
 				}
-				ok = n < c.n
+				ok = exists && bytes.Equal(v, c.val)
+			case condAbsent, condPresent:
+				v := kvb.Get([]byte(c.key))
+				exists := v != nil && !expired(v, now) && (v[8] == kindInline || v[8] == kindBlob)
+				ok = exists == (c.kind == condPresent)
+			case condZCardLT:
+				ok = zcardIn(tx, c.key) < c.n
 			}
 			if !ok {
 				return nil
@@ -204,9 +320,18 @@ func (t boltTx) commit(_ context.Context, conds []cond, ops []op) (bool, error) 
 			var err error
 			switch o.kind {
 			case opSet:
-				err = kvb.Put([]byte(o.key), encode(o.val, o.ttl))
+				exp := int64(0)
+				if o.ttl > 0 {
+					exp = now + int64(o.ttl)
+				}
+				err = t.e.putVal(tx, []byte(o.key), o.val, exp)
 			case opDel:
-				err = kvb.Delete([]byte(o.key))
+				// A key is a string or a sorted set (as in Redis): DEL takes either.
+				if err = delVal(tx, []byte(o.key)); err == nil {
+					err = zdel(tx, o.key)
+				}
+			case opExpireAt:
+				err = setExpiry(tx, []byte(o.key), o.score*1e6, now)
 			case opZAdd:
 				err = zadd(tx, o.key, o.member, o.score)
 			case opZRem:
@@ -218,57 +343,57 @@ func (t boltTx) commit(_ context.Context, conds []cond, ops []op) (bool, error) 
 		}
 		return nil
 	})
-	return ok && err == nil, fileError(err)
+	return ok && err == nil, err
 }
 
 // releaseDeadClaims makes every run and delivery a previous process had
 // claimed due again. bbolt's file lock admits one process at a time, so a
 // lease found at open belongs to a process that died holding it (kill -9,
 // power loss); waiting for it to run out would only delay the work.
-func releaseDeadClaims(db *bolt.DB) error {
-	now := time.Now().UnixMilli()
-	return db.Update(func(tx *bolt.Tx) error {
-		kvb := tx.Bucket(bucketKV)
-		type lease struct{ key, val []byte }
-		var dead []lease
-		c := kvb.Cursor()
-		prefix := []byte(keyLease)
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if val, ok := live(v); ok {
-				dead = append(dead, lease{bytes.Clone(k), bytes.Clone(val)})
-			}
+func (e *Embedded) releaseDeadClaims(tx *bolt.Tx, now int64) error {
+	kvb := tx.Bucket(bucketKV)
+	type lease struct{ key, val []byte }
+	var dead []lease
+	suffix := []byte(keyLease)
+	c := kvb.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if bytes.HasSuffix(k, suffix) && !expired(v, 0) && v[8] == kindInline {
+			dead = append(dead, lease{bytes.Clone(k), bytes.Clone(v[valHeader:])})
 		}
-		for _, l := range dead {
-			set, member, ok := leaseOwner(string(l.key))
-			if !ok || !leaseHeld(l.val) {
-				continue
-			}
-			// Due again now; the lease is marked handed back so the next
-			// claim still reports the run's own due time.
-			due, ok := leaseDue(string(l.val))
-			if !ok {
-				due = now
-			}
-			if m, _, _ := zset(tx, set, false); m != nil && m.Get([]byte(member)) != nil {
-				if err := zadd(tx, set, member, min(now, due)); err != nil {
-					return err
-				}
-			}
-			if err := kvb.Put(l.key, encode([]byte(releasedLease+"|"+strconv.FormatInt(due, 10)), 0)); err != nil {
+	}
+	for _, l := range dead {
+		set, member, ok := leaseOwner(string(l.key))
+		if !ok || !leaseHeld(l.val) {
+			continue
+		}
+		// Due again now; the lease is marked handed back so the next
+		// claim still reports the run's own due time.
+		due, ok := leaseDue(string(l.val))
+		if !ok {
+			due = now
+		}
+		if _, ok := zscoreIn(tx, set, member); ok {
+			if err := zadd(tx, set, member, min(now, due)); err != nil {
 				return err
 			}
 		}
-		return nil
-	})
+		if err := e.putVal(tx, l.key, []byte(releasedLease+"|"+strconv.FormatInt(due, 10)), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // leaseOwner maps a lease key back to the sorted set and member it guards.
 func leaseOwner(key string) (set, member string, ok bool) {
-	switch {
-	case strings.HasPrefix(key, keyRunLease):
-		return setRuns, strings.TrimPrefix(key, keyRunLease), true
-	case strings.HasPrefix(key, keyDeliveryLease):
-		return setDeliveries, strings.TrimPrefix(key, keyDeliveryLease), true
+	for _, sets := range [][]dueSet{embeddedLayout.runSets, embeddedLayout.dlvSets} {
+		for _, s := range sets {
+			if m, ok := strings.CutPrefix(key, s.lease.pre); ok {
+				if m, ok = strings.CutSuffix(m, s.lease.post); ok && strings.Contains(m, "/") == (s.items != nil) {
+					return s.set, m, true
+				}
+			}
+		}
 	}
 	return "", "", false
 }

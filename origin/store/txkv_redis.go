@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
@@ -10,13 +11,15 @@ import (
 
 // redisCommit checks every condition, then applies every write; a Redis
 // script runs atomically, so no other client sees or interleaves a partial
-// commit. ARGV: the number of conditions, 3 values per condition, then 5 per
-// write. Keys are built by the caller (a single Redis, not a Cluster).
+// commit. KEYS: every key the commit touches (one hash slot: see
+// redisTx.commit). ARGV: the number of conditions, 3 values per condition
+// (kind, key index, value), then 5 per write (kind, key index, value,
+// number, member).
 var redisCommit = redis.NewScript(`
 local n = tonumber(ARGV[1])
 local i = 2
 for c = 1, n do
-  local kind, key, val = ARGV[i], ARGV[i+1], ARGV[i+2]
+  local kind, key, val = ARGV[i], KEYS[tonumber(ARGV[i+1])], ARGV[i+2]
   i = i + 3
   if kind == 'eq' then
     if redis.call('GET', key) ~= val then return c end
@@ -31,12 +34,14 @@ for c = 1, n do
   end
 end
 while i <= #ARGV do
-  local kind, key, a, b, c = ARGV[i], ARGV[i+1], ARGV[i+2], ARGV[i+3], ARGV[i+4]
+  local kind, key, a, b, c = ARGV[i], KEYS[tonumber(ARGV[i+1])], ARGV[i+2], ARGV[i+3], ARGV[i+4]
   i = i + 5
   if kind == 'set' then
     if tonumber(b) > 0 then redis.call('SET', key, a, 'PX', b) else redis.call('SET', key, a) end
   elseif kind == 'del' then
     redis.call('DEL', key)
+  elseif kind == 'expireat' then
+    redis.call('PEXPIREAT', key, b)
   elseif kind == 'zadd' then
     redis.call('ZADD', key, b, c)
   elseif kind == 'zrem' then
@@ -47,107 +52,195 @@ while i <= #ARGV do
 end
 return 0`)
 
-// redisClaimDue: KEYS[1] the set; ARGV: lease key prefix, now, until, token,
-// limit. Returns member, due, lease triples; a member whose previous lease
-// (run out, or handed back) carries a due time keeps it.
+// redisClaimDue: KEYS[1] the set; ARGV: now, until, token, limit, the
+// lease key's prefix and suffix, the number of item keys, their prefixes
+// and suffixes, the number of owner keys, theirs (see dueSet). Returns, per
+// member claimed: member, due, lease, then the value of each item and owner
+// key (false when missing). A member whose previous lease (run out, or
+// handed back) carries a due time keeps it. The lease and the keys read
+// share the set's hash tag (dueSet), so they live in its slot.
 var redisClaimDue = redis.NewScript(`
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[5]))
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[4]))
+local ni = tonumber(ARGV[7])
+local no = tonumber(ARGV[8 + 2 * ni])
 local out = {}
 for i = 1, #due, 2 do
   local m, d = due[i], due[i+1]
-  local prev = redis.call('GET', ARGV[1] .. m)
+  local lk = ARGV[5] .. m .. ARGV[6]
+  local prev = redis.call('GET', lk)
   if prev then
     local kept = string.match(prev, '|(%-?%d+)$')
     if kept then d = kept end
   end
-  local lease = ARGV[4] .. '|' .. d
-  redis.call('ZADD', KEYS[1], ARGV[3], m)
-  redis.call('SET', ARGV[1] .. m, lease)
+  local lease = ARGV[3] .. '|' .. d
+  redis.call('ZADD', KEYS[1], ARGV[2], m)
+  redis.call('SET', lk, lease)
   table.insert(out, m)
   table.insert(out, d)
   table.insert(out, lease)
+  local owner = m
+  local slash = string.find(m, '/', 1, true)
+  if slash then owner = string.sub(m, 1, slash - 1) end
+  for j = 1, ni do table.insert(out, redis.call('GET', ARGV[6 + 2 * j] .. m .. ARGV[7 + 2 * j])) end
+  for j = 1, no do table.insert(out, redis.call('GET', ARGV[7 + 2 * ni + 2 * j] .. owner .. ARGV[8 + 2 * ni + 2 * j])) end
 end
 return out`)
 
 type redisTx struct{ r *Redis }
 
-func (t redisTx) mget(ctx context.Context, keys ...string) ([][]byte, error) {
-	full := make([]string, len(keys))
-	for i, k := range keys {
-		full[i] = t.r.prefix + k
+func (t redisTx) view(ctx context.Context, reads ...read) ([]readResult, error) {
+	out := make([]readResult, len(reads))
+	if len(reads) == 1 && reads[0].kind == readGet {
+		v, err := t.r.get(ctx, reads[0].key)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		out[0].val = v
+		return out, nil
 	}
-	var vals []any
-	err := t.r.do(ctx, func(ctx context.Context) (err error) {
-		vals, err = t.r.c.MGet(ctx, full...).Result()
+	// Reads of one hash slot are one snapshot (MULTI/EXEC); reads across
+	// slots (a Cluster refuses a transaction over them) are one pipeline.
+	pipelined := t.r.c.TxPipelined
+	for _, r := range reads[1:] {
+		if hashTag(r.key) != hashTag(reads[0].key) {
+			pipelined = t.r.c.Pipelined
+		}
+	}
+	cmds := make([]redis.Cmder, len(reads))
+	err := t.r.do(ctx, func(ctx context.Context) error {
+		_, err := pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, r := range reads {
+				k := t.r.prefix + r.key
+				switch r.kind {
+				case readGet:
+					cmds[i] = p.Get(ctx, k)
+				case readZScore:
+					cmds[i] = p.ZScore(ctx, k, r.member)
+				case readZCard:
+					cmds[i] = p.ZCard(ctx, k)
+				case readZRange:
+					args := redis.ZRangeArgs{Key: k, Start: 0, Stop: int64(r.limit - 1), Rev: r.desc}
+					if r.scores {
+						cmds[i] = p.ZRangeArgsWithScores(ctx, args)
+					} else {
+						cmds[i] = p.ZRangeArgs(ctx, args)
+					}
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, redis.Nil) {
+			err = nil // a missing key or member, answered per command below
+		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]byte, len(keys))
-	for i, v := range vals {
-		if s, ok := v.(string); ok {
-			out[i] = []byte(s)
+	for i, c := range cmds {
+		switch c := c.(type) {
+		case *redis.StringCmd:
+			if b, err := c.Bytes(); err == nil {
+				out[i].val = b
+			}
+		case *redis.FloatCmd:
+			if f, err := c.Result(); err == nil {
+				out[i].score, out[i].ok = int64(f), true
+			}
+		case *redis.IntCmd:
+			out[i].n = int(c.Val())
+		case *redis.StringSliceCmd:
+			out[i].members = c.Val()
+		case *redis.ZSliceCmd:
+			for _, z := range c.Val() {
+				m, _ := z.Member.(string)
+				out[i].members = append(out[i].members, m)
+				out[i].scores = append(out[i].scores, int64(z.Score))
+			}
 		}
 	}
 	return out, nil
 }
 
-func (t redisTx) zscore(ctx context.Context, set, member string) (int64, bool, error) {
-	var f float64
-	err := t.r.do(ctx, func(ctx context.Context) (err error) {
-		f, err = t.r.c.ZScore(ctx, t.r.prefix+set, member).Result()
+func (t redisTx) claimDue(ctx context.Context, sets []dueSet, now, until int64, token string, limit int) ([]dueMember, error) {
+	sets = rotate(sets, token)
+	// Which sets have anything due: read-only, one round trip (per node).
+	peek := make([]*redis.StringSliceCmd, len(sets))
+	err := t.r.do(ctx, func(ctx context.Context) error {
+		_, err := t.r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, s := range sets {
+				peek[i] = p.ZRangeByScore(ctx, t.r.prefix+s.set, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: 1})
+			}
+			return nil
+		})
 		return err
 	})
-	if errors.Is(err, redis.Nil) {
-		return 0, false, nil
-	}
-	return int64(f), err == nil, err
-}
-
-func (t redisTx) zrange(ctx context.Context, set string, desc bool, limit int) ([]string, error) {
-	var out []string
-	err := t.r.do(ctx, func(ctx context.Context) (err error) {
-		out, err = t.r.c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: t.r.prefix + set, Start: 0, Stop: int64(limit - 1), Rev: desc}).Result()
-		return err
-	})
-	return out, err
-}
-
-func (t redisTx) zcard(ctx context.Context, set string) (int, error) {
-	var n int64
-	err := t.r.do(ctx, func(ctx context.Context) (err error) {
-		n, err = t.r.c.ZCard(ctx, t.r.prefix+set).Result()
-		return err
-	})
-	return int(n), err
-}
-
-func (t redisTx) claimDue(ctx context.Context, set, leasePrefix string, now, until int64, token string, limit int) ([]dueMember, error) {
-	var raw []any
-	err := t.r.do(ctx, func(ctx context.Context) (err error) {
-		raw, err = redisClaimDue.Run(ctx, t.r.c, []string{t.r.prefix + set},
-			t.r.prefix+leasePrefix, now, until, token, limit).Slice()
-		return err
-	})
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dueMember, 0, len(raw)/3)
-	for i := 0; i+2 < len(raw); i += 3 {
-		m, _ := raw[i].(string)
-		s, _ := raw[i+1].(string)
-		l, _ := raw[i+2].(string)
-		f, _ := strconv.ParseFloat(s, 64)
-		out = append(out, dueMember{member: m, score: int64(f), lease: l})
+	var out []dueMember
+	for i, s := range sets {
+		if len(peek[i].Val()) == 0 {
+			continue
+		}
+		args := []any{now, until, token, limit - len(out), t.r.prefix + s.lease.pre, s.lease.post, len(s.items)}
+		for _, a := range s.items {
+			args = append(args, t.r.prefix+a.pre, a.post)
+		}
+		args = append(args, len(s.owners))
+		for _, a := range s.owners {
+			args = append(args, t.r.prefix+a.pre, a.post)
+		}
+		var raw []any
+		err := t.r.do(ctx, func(ctx context.Context) (err error) {
+			raw, err = redisClaimDue.Run(ctx, t.r.c, []string{t.r.prefix + s.set}, args...).Slice()
+			return err
+		})
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		width := 3 + len(s.items) + len(s.owners)
+		for j := 0; j+width <= len(raw); j += width {
+			m, _ := raw[j].(string)
+			d, _ := raw[j+1].(string)
+			l, _ := raw[j+2].(string)
+			f, _ := strconv.ParseFloat(d, 64)
+			dm := dueMember{member: m, score: int64(f), lease: l}
+			for _, v := range raw[j+3 : j+width] {
+				if s, ok := v.(string); ok {
+					dm.vals = append(dm.vals, []byte(s))
+				} else {
+					dm.vals = append(dm.vals, nil)
+				}
+			}
+			out = append(out, dm)
+		}
+		if len(out) >= limit {
+			break
+		}
 	}
 	return out, nil
 }
 
+// errCrossSlot is a bug: a commit whose keys would live in different hash
+// slots of a Cluster. It is refused on one Redis too, so tests catch it.
+var errCrossSlot = errors.New("store: a commit touches keys of different hash slots")
+
 func (t redisTx) commit(ctx context.Context, conds []cond, ops []op) (bool, error) {
+	var keys []string
+	index := map[string]int{}
+	key := func(k string) int {
+		full := t.r.prefix + k
+		if i, ok := index[full]; ok {
+			return i
+		}
+		keys = append(keys, full)
+		index[full] = len(keys)
+		return len(keys)
+	}
 	args := make([]any, 0, 1+3*len(conds)+5*len(ops))
 	args = append(args, len(conds))
 	for _, c := range conds {
@@ -155,20 +248,29 @@ func (t redisTx) commit(ctx context.Context, conds []cond, ops []op) (bool, erro
 		if c.kind == condZCardLT {
 			val = strconv.Itoa(c.n)
 		}
-		args = append(args, string(c.kind), t.r.prefix+c.key, val)
+		args = append(args, string(c.kind), key(c.key), val)
 	}
 	for _, o := range ops {
-		args = append(args, string(o.kind), t.r.prefix+o.key, string(o.val), "", o.member)
+		args = append(args, string(o.kind), key(o.key), string(o.val), "", o.member)
 		switch o.kind {
 		case opSet:
 			args[len(args)-2] = o.ttl.Milliseconds()
-		case opZAdd:
+		case opZAdd, opExpireAt:
 			args[len(args)-2] = o.score
+		}
+	}
+	if len(keys) == 0 {
+		return true, nil
+	}
+	tag := hashTag(keys[0])
+	for _, k := range keys[1:] {
+		if hashTag(k) != tag {
+			return false, fmt.Errorf("%w: %q and %q", errCrossSlot, keys[0], k)
 		}
 	}
 	var failed int64
 	err := t.r.do(ctx, func(ctx context.Context) (err error) {
-		failed, err = redisCommit.Run(ctx, t.r.c, nil, args...).Int64()
+		failed, err = redisCommit.Run(ctx, t.r.c, keys, args...).Int64()
 		return err
 	})
 	return err == nil && failed == 0, err
