@@ -1,0 +1,389 @@
+// Command surveybench measures `agentready survey` (issue 23) over a
+// synthetic web of virtual sites on loopback (package synthweb): sites per
+// second at the default concurrency, the survey process's peak RSS at two
+// list sizes, its adoption report against the counts the web was built to
+// have, a kill -9 at a random moment then a resume (0 duplicates, 0
+// losses), and a 4-shard run merged against the one-machine run. Each
+// survey runs in a child process (this program, re-executed), so its RSS and
+// CPU are its own and the kill is real.
+//
+//	go run ./bench/surveybench [-sites 10000] [-small 1000] [-kill 2000] [-shards 4]
+//
+// It exits non-zero, saying what differs, when a report is not exactly the
+// expected one.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentready/agentready/bench/internal/benchkit"
+	"github.com/agentready/agentready/bench/surveybench/synthweb"
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/survey"
+)
+
+func main() {
+	child := flag.Bool("child", false, "run one survey (internal: the bench re-executes itself)")
+	list := flag.String("list", "", "child: the list")
+	out := flag.String("out", "", "child: the output directory")
+	shard := flag.String("shard", "0/1", "child: the shard")
+	addr := flag.String("addr", "", "child: the synthetic web's address")
+	concurrency := flag.Int("concurrency", 0, "scans at once (0: the survey's default)")
+	timeout := flag.Duration("timeout", 20*time.Second, "per-site deadline")
+	sites := flag.Int("sites", 10000, "sites of the large run")
+	small := flag.Int("small", 1000, "sites of the small run")
+	killSites := flag.Int("kill", 2000, "sites of the kill -9 and resume run")
+	shards := flag.Int("shards", 4, "shards of the merged run (over the large list)")
+	testdata := flag.String("testdata", "testdata", "the repository's testdata directory")
+	flag.Parse()
+	if *child {
+		os.Exit(runChild(*list, *out, *shard, *addr, *concurrency, *timeout))
+	}
+
+	web := benchkit.Must(synthweb.Start(*testdata))
+	defer web.Close()
+	exp := benchkit.Must(synthweb.LoadExpectations(*testdata))
+	tmp := benchkit.Must(os.MkdirTemp("", "surveybench"))
+	defer os.RemoveAll(tmp)
+	conc := *concurrency
+	if conc == 0 {
+		conc = survey.DefaultConcurrency()
+	}
+	b := &bench{web: web, exp: exp, dir: tmp, concurrency: *concurrency, timeout: *timeout}
+	load0 := loadavg()
+	var failed []string
+	check := func(what string, err error) {
+		if err != nil {
+			failed = append(failed, what+": "+err.Error())
+		}
+	}
+
+	smallList, smallWant := b.list("small.csv", *small)
+	r1 := b.survey(smallList, "small", "0/1")
+	check(fmt.Sprintf("%d-site report", *small), r1.err)
+	check(fmt.Sprintf("%d-site report", *small), compare(filepath.Join(tmp, "small"), smallWant))
+
+	bigList, bigWant := b.list("big.csv", *sites)
+	r2 := b.survey(bigList, "big", "0/1")
+	check(fmt.Sprintf("%d-site report", *sites), r2.err)
+	check(fmt.Sprintf("%d-site report", *sites), compare(filepath.Join(tmp, "big"), bigWant))
+	check(fmt.Sprintf("%d-site results", *sites), b.siteDiffs(filepath.Join(tmp, "big")))
+	load1 := loadavg()
+
+	// kill -9 at a random moment of a run, then the same command again.
+	killList, killWant := b.list("kill.csv", *killSites)
+	expected := time.Duration(float64(*killSites) / max(r2.rate(), 1) * float64(time.Second))
+	at := time.Duration(rand.Int64N(int64(max(expected*8/10, time.Millisecond)))) + expected/10
+	lines, torn := b.killAt(killList, "kill", at)
+	r3 := b.survey(killList, "kill", "0/1")
+	check("resumed run", r3.err)
+	dups, losses := audit(filepath.Join(tmp, "kill", survey.ResultsFile), killWant.urls)
+	if dups != 0 || losses != 0 {
+		failed = append(failed, fmt.Sprintf("resume: %d duplicates, %d losses", dups, losses))
+	}
+	check("resumed report", compare(filepath.Join(tmp, "kill"), killWant))
+
+	// The large list in shards, one after another on this machine, merged.
+	var shardRuns []run
+	var shardDirs []string
+	for i := 0; i < *shards; i++ {
+		name := fmt.Sprintf("shard%d", i)
+		r := b.survey(bigList, name, fmt.Sprintf("%d/%d", i, *shards))
+		check("shard "+name, r.err)
+		shardRuns = append(shardRuns, r)
+		shardDirs = append(shardDirs, filepath.Join(tmp, name))
+	}
+	merged := filepath.Join(tmp, "merged")
+	t0 := time.Now()
+	_, err := survey.Merge(shardDirs, merged)
+	mergeTime := time.Since(t0)
+	check("merge", err)
+	check("merged report", compare(merged, bigWant))
+	check("merged against the one-machine run", sameCounts(filepath.Join(tmp, "big"), merged))
+	load2 := loadavg()
+
+	benchkit.Header(fmt.Sprintf("; the synthetic web (%d profiles, slow, hung, redirecting, unresolvable and soft-404 sites) served from the bench process on loopback over plain HTTP; concurrency %d; load average %s before, %s after the large run, %s at the end",
+		len(synthweb.Profiles), conc, load0, load1, load2))
+	row := func(m, budget, result string) { fmt.Printf("| %s | %s | %s |\n", m, budget, result) }
+	row(fmt.Sprintf("%d sites: wall time, sites/s", *small), "≥ 40/s", fmt.Sprintf("%.1f s, %.1f/s", r1.wall.Seconds(), r1.rate()))
+	row(fmt.Sprintf("%d sites: wall time, sites/s", *sites), "≥ 40/s", fmt.Sprintf("%.1f s, %.1f/s", r2.wall.Seconds(), r2.rate()))
+	row(fmt.Sprintf("%d sites: survey peak RSS", *small), "≤ 300 MB", fmt.Sprintf("%.0f MB", r1.rssMB))
+	row(fmt.Sprintf("%d sites: survey peak RSS", *sites), "≤ 300 MB", fmt.Sprintf("%.0f MB", r2.rssMB))
+	row("survey CPU per site (user+system)", "", fmt.Sprintf("%.1f ms (%d sites)", r2.cpu.Seconds()*1000/float64(*sites), *sites))
+	row("adoption report against the web's known counts", "exact", verdict(failed, "report"))
+	row(fmt.Sprintf("kill -9 after %.1f s of %d sites, then resume", at.Seconds(), *killSites), "0 duplicates, 0 losses",
+		fmt.Sprintf("%d lines before the kill%s; %d duplicates, %d losses; resumed run %.1f s", lines, tornNote(torn), dups, losses, r3.wall.Seconds()))
+	var shardWall time.Duration
+	for _, r := range shardRuns {
+		shardWall = max(shardWall, r.wall)
+	}
+	row(fmt.Sprintf("%d shards of %d sites merged", *shards, *sites), "equal to one run", fmt.Sprintf("%s; slowest shard %.1f s alone, merge %.2f s", verdict(failed, "merge"), shardWall.Seconds(), mergeTime.Seconds()))
+	perSite := r2.wall.Seconds() / float64(*sites)
+	one := time.Duration(200000 * perSite * float64(time.Second))
+	sixteen := time.Duration(200000 / 16 * perSite * float64(time.Second))
+	mergeAll := time.Duration(mergeTime.Seconds() * 200000 / float64(*sites) * float64(time.Second))
+	row("projected 200,000 sites at this rate", "", fmt.Sprintf("one machine %s; 16 machines %s each, then a merge of about %s", one.Round(time.Minute), sixteen.Round(time.Second), mergeAll.Round(time.Second)))
+	cpuBound := float64(runtime.NumCPU()) / (r2.cpu.Seconds() / float64(*sites))
+	row("CPU ceiling of one machine (cores / CPU per site)", "", fmt.Sprintf("%.0f sites/s", cpuBound))
+	if len(failed) > 0 {
+		// Kept for a look at the results (os.Exit skips the deferred removal).
+		fmt.Fprintf(os.Stderr, "\nFAILED (the surveys' directories are kept in %s):\n", tmp)
+		for _, f := range failed {
+			fmt.Fprintln(os.Stderr, "  "+f)
+		}
+		os.Exit(1)
+	}
+}
+
+func verdict(failed []string, about string) string {
+	for _, f := range failed {
+		if strings.Contains(f, about) {
+			return "DIFFERS (see below)"
+		}
+	}
+	return "equal"
+}
+
+func tornNote(torn bool) string {
+	if torn {
+		return ", the last one torn"
+	}
+	return ""
+}
+
+type bench struct {
+	web         *synthweb.Web
+	exp         *synthweb.Expectations
+	dir         string
+	concurrency int
+	timeout     time.Duration
+}
+
+// want is what a list was built to yield.
+type want struct {
+	sites    int
+	urls     map[string]bool
+	adoption *synthweb.Expected
+}
+
+// list writes a ranked CSV of sites 1…n (rank = i) with a header, comments,
+// blank lines, duplicates and invalid lines, and what a survey of it must
+// report.
+func (b *bench) list(name string, n int) (string, want) {
+	path := filepath.Join(b.dir, name)
+	f := benchkit.Must(os.Create(path))
+	w := bufio.NewWriter(f)
+	wt := want{sites: n, urls: map[string]bool{}, adoption: synthweb.NewExpected()}
+	fmt.Fprintln(w, "rank,domain")
+	for i := 1; i <= n; i++ {
+		if i%500 == 0 {
+			fmt.Fprintf(w, "# sites %d and on\n\n", i)
+		}
+		fmt.Fprintf(w, "%d,%s\n", i, b.web.URL(i))
+		wt.urls[b.web.URL(i)] = true
+		wt.adoption.Add(i, b.exp.Of(synthweb.KindOf(i)))
+		if i%250 == 0 {
+			fmt.Fprintf(w, "%d,%s\n", i, b.web.URL(i/2))
+			wt.adoption.Duplicates++
+		}
+		if i%400 == 0 {
+			fmt.Fprintf(w, "%d,not a host name\n", i)
+			wt.adoption.Invalid++
+		}
+	}
+	benchkit.Must(0, w.Flush())
+	benchkit.Must(0, f.Close())
+	return path, wt
+}
+
+type run struct {
+	wall  time.Duration
+	cpu   time.Duration
+	rssMB float64
+	sites int
+	err   error
+}
+
+func (r run) rate() float64 { return float64(r.sites) / r.wall.Seconds() }
+
+func (b *bench) childCmd(list, out, shard string) *exec.Cmd {
+	args := []string{"-child", "-list", list, "-out", filepath.Join(b.dir, out), "-shard", shard,
+		"-addr", b.web.Addr.String(), "-timeout", b.timeout.String(), "-concurrency", fmt.Sprint(b.concurrency)}
+	cmd := exec.Command(benchkit.Must(os.Executable()), args...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// survey runs one survey to its end in a child process.
+func (b *bench) survey(list, out, shard string) run {
+	cmd := b.childCmd(list, out, shard)
+	var outBuf strings.Builder
+	cmd.Stdout = &outBuf
+	start := time.Now()
+	err := cmd.Run()
+	r := run{wall: time.Since(start), err: err}
+	if st := cmd.ProcessState; st != nil {
+		ru := st.SysUsage().(*syscall.Rusage)
+		r.rssMB = float64(ru.Maxrss) / 1024
+		r.cpu = st.UserTime() + st.SystemTime()
+	}
+	fmt.Sscanf(outBuf.String(), "done %d", &r.sites)
+	return r
+}
+
+// killAt starts a survey and kills it with SIGKILL after d; it returns the
+// complete lines it left and whether the last line was torn.
+func (b *bench) killAt(list, out string, d time.Duration) (int, bool) {
+	cmd := b.childCmd(list, out, "0/1")
+	benchkit.Must(0, cmd.Start())
+	time.Sleep(d)
+	benchkit.Must(0, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	data, _ := os.ReadFile(filepath.Join(b.dir, out, survey.ResultsFile))
+	torn := len(data) > 0 && data[len(data)-1] != '\n'
+	return strings.Count(string(data), "\n"), torn
+}
+
+func runChild(list, out, shard, addr string, concurrency int, timeout time.Duration) int {
+	sh, err := survey.ParseShard(shard)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ap := benchkit.Must(netip.ParseAddrPort(addr))
+	cfg := survey.Config{List: list, Out: out, Shard: sh, Concurrency: concurrency, Timeout: timeout, Version: "bench",
+		Engine: engine.Options{Fetch: fetch.Config{
+			Policy:    fetch.AddressPolicy{Allow: fetch.AllowList{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}},
+			Resolver:  synthweb.Resolver{Addr: ap.Addr()},
+			UserAgent: survey.UserAgent("bench", "https://example.org/surveybench"),
+		}}}
+	sum, err := survey.Run(context.Background(), cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "survey:", err)
+		return 1
+	}
+	fmt.Printf("done %d\n", sum.Done-sum.Resumed)
+	return 0
+}
+
+// compare reads dir's adoption.json against what the list was built to yield.
+func compare(dir string, w want) error {
+	var ad survey.Adoption
+	b, err := os.ReadFile(filepath.Join(dir, survey.AdoptionFile))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &ad); err != nil {
+		return err
+	}
+	if err := w.adoption.Compare(&ad, w.sites); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return nil
+}
+
+// sameCounts compares two adoption.json files without their methods.
+func sameCounts(a, b string) error {
+	read := func(dir string) map[string]any {
+		var m map[string]any
+		data := benchkit.Must(os.ReadFile(filepath.Join(dir, survey.AdoptionFile)))
+		benchkit.Must(0, json.Unmarshal(data, &m))
+		delete(m, "methods")
+		return m
+	}
+	if !reflect.DeepEqual(read(a), read(b)) {
+		return fmt.Errorf("%s and %s count differently", a, b)
+	}
+	return nil
+}
+
+// siteDiffs names the first sites whose result is not their kind's pinned
+// verdicts, to tell a flaky verdict from a counting error.
+func (b *bench) siteDiffs(dir string) error {
+	f := benchkit.Must(os.Open(filepath.Join(dir, survey.ResultsFile)))
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var diffs []string
+	for sc.Scan() {
+		var r survey.Result
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		k := synthweb.KindOf(synthweb.Number(strings.Split(strings.TrimPrefix(r.URL, "http://"), "/")[0]))
+		v := b.exp.Of(k)
+		var d []string
+		if r.Error != v.Error || r.Cause != v.Cause {
+			d = append(d, fmt.Sprintf("error %s/%s, want %s/%s", r.Error, r.Cause, v.Error, v.Cause))
+		}
+		for _, c := range r.Checks {
+			if string(c.Status) != v.Checks[c.ID] {
+				d = append(d, fmt.Sprintf("%s %s, want %s", c.ID, c.Status, v.Checks[c.ID]))
+			}
+		}
+		for _, c := range r.Signals {
+			if string(c.Status) != v.Signals[c.ID] {
+				d = append(d, fmt.Sprintf("%s %s, want %s", c.ID, c.Status, v.Signals[c.ID]))
+			}
+		}
+		if len(d) > 0 && len(diffs) < 10 {
+			diffs = append(diffs, fmt.Sprintf("%s (%+v, %d ms): %s", r.URL, k, r.Duration, strings.Join(d, "; ")))
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("sites judged otherwise than pinned:\n    %s", strings.Join(diffs, "\n    "))
+	}
+	return nil
+}
+
+// audit counts the duplicate results and the expected sites without one.
+func audit(path string, urls map[string]bool) (dups, losses int) {
+	f := benchkit.Must(os.Open(path))
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r struct{ URL string }
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		if seen[r.URL] {
+			dups++
+		}
+		seen[r.URL] = true
+	}
+	for u := range urls {
+		if !seen[u] {
+			losses++
+		}
+	}
+	return dups, losses
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

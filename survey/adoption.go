@@ -1,0 +1,308 @@
+package survey
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agentready/agentready/engine/checks"
+	"github.com/agentready/agentready/engine/report"
+)
+
+// Counts are how many sites a check or signal passed, was partial, failed
+// or did not apply to.
+type Counts struct {
+	Pass    int `json:"pass"`
+	Partial int `json:"partial"`
+	Fail    int `json:"fail"`
+	NA      int `json:"na"`
+}
+
+func (c *Counts) add(s report.Status) {
+	switch s {
+	case report.Pass:
+		c.Pass++
+	case report.Partial:
+		c.Partial++
+	case report.Fail:
+		c.Fail++
+	default:
+		c.NA++
+	}
+}
+
+func (c *Counts) merge(o Counts) {
+	c.Pass += o.Pass
+	c.Partial += o.Partial
+	c.Fail += o.Fail
+	c.NA += o.NA
+}
+
+// Total is the number of sites counted.
+func (c Counts) Total() int { return c.Pass + c.Partial + c.Fail + c.NA }
+
+// Tally is check (or signal) id → counts; it is written in report order.
+type Tally map[string]*Counts
+
+func (t Tally) add(s Statuses) {
+	for _, e := range s {
+		c := t[e.ID]
+		if c == nil {
+			c = &Counts{}
+			t[e.ID] = c
+		}
+		c.add(e.Status)
+	}
+}
+
+// IDs are the tally's ids in report order: the catalog's order, then any
+// id the catalog does not know (results of another version), sorted.
+func (t Tally) IDs() []string {
+	ids := make([]string, 0, len(t))
+	for id := range t {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		oi, ok1 := catalogOrder[ids[i]]
+		oj, ok2 := catalogOrder[ids[j]]
+		switch {
+		case ok1 && ok2:
+			return oi < oj
+		case ok1 != ok2:
+			return ok1
+		}
+		return ids[i] < ids[j]
+	})
+	return ids
+}
+
+// MarshalJSON writes the ids in report order.
+func (t Tally) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, id := range t.IDs() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(id)
+		v, err := json.Marshal(t[id])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// catalogOrder ranks every web check, then every signal, as reports list them.
+var catalogOrder = func() map[string]int {
+	m := map[string]int{}
+	for _, c := range checks.Web() {
+		m[c.ID] = len(m)
+	}
+	for _, s := range checks.Signals() {
+		m[s.ID] = len(m)
+	}
+	return m
+}()
+
+// Slice is the adoption among one set of sites: all of them, or a rank bucket.
+type Slice struct {
+	// Sites are the sites scanned whose scan produced a report; the counts
+	// below are among them. Unreachable sites are counted apart.
+	Sites       int   `json:"sites"`
+	Unreachable int   `json:"unreachable"`
+	Checks      Tally `json:"checks"`
+	Signals     Tally `json:"signals"`
+	// Levels counts sites by current level, index = level (0–3).
+	Levels []int `json:"levels"`
+	// Scores is the score histogram: ten bins of ten points, index = bin
+	// (0–9, …, 90–100; 100 falls in the last).
+	Scores []int `json:"scores"`
+}
+
+func newSlice() *Slice {
+	return &Slice{Checks: Tally{}, Signals: Tally{}, Levels: make([]int, 4), Scores: make([]int, 10)}
+}
+
+func (s *Slice) add(r *Result) {
+	if r.Error != "" {
+		s.Unreachable++
+		return
+	}
+	s.Sites++
+	s.Checks.add(r.Checks)
+	s.Signals.add(r.Signals)
+	if r.Level != nil && *r.Level >= 0 && *r.Level < len(s.Levels) {
+		s.Levels[*r.Level]++
+	}
+	if r.Score != nil {
+		s.Scores[min(max(*r.Score, 0)/10, 9)]++
+	}
+}
+
+func (s *Slice) merge(o *Slice) {
+	s.Sites += o.Sites
+	s.Unreachable += o.Unreachable
+	for _, pair := range []struct{ dst, src Tally }{{s.Checks, o.Checks}, {s.Signals, o.Signals}} {
+		for id, c := range pair.src {
+			d := pair.dst[id]
+			if d == nil {
+				d = &Counts{}
+				pair.dst[id] = d
+			}
+			d.merge(*c)
+		}
+	}
+	for i := range s.Levels {
+		s.Levels[i] += o.Levels[i]
+	}
+	for i := range s.Scores {
+		s.Scores[i] += o.Scores[i]
+	}
+}
+
+// rankThresholds are the rank buckets: the top 1k, 10k, 100k, 1M and 10M.
+var rankThresholds = []int{1_000, 10_000, 100_000, 1_000_000, 10_000_000}
+
+// Bucket is the adoption among the sites ranked Top or better.
+type Bucket struct {
+	Name string `json:"name"` // "top 1k"
+	Top  int    `json:"top"`
+	Slice
+}
+
+// Adoption is DIR/adoption.json: the survey's counts, overall and by rank
+// bucket, and how they were made. A merge of shards adds the same counts
+// as one run over the whole list.
+type Adoption struct {
+	Listed  int `json:"listed"` // distinct sites the list names (this shard's share, in a shard's own report)
+	Skipped struct {
+		Duplicates int `json:"duplicates"`
+		Invalid    int `json:"invalid"`
+	} `json:"skipped"`
+	// Errors counts the unreachable sites by "code" or "code/cause"
+	// (site_unreachable/timeout).
+	Errors map[string]int `json:"errors"`
+	Slice
+	// Buckets are cumulative (the top 10k includes the top 1k), up to the
+	// first that holds every ranked site.
+	Buckets  []Bucket `json:"buckets"`
+	Unranked int      `json:"unranked"`
+	Methods  Methods  `json:"methods"`
+}
+
+// aggregator builds an Adoption from streamed results: its state is the
+// counters, whatever the number of sites.
+type aggregator struct {
+	all      *Slice
+	buckets  []*Slice // one per rankThresholds
+	unranked int
+	maxRank  int
+	listed   int
+	errors   map[string]int
+	dups     int
+	invalid  int
+}
+
+func newAggregator() *aggregator {
+	a := &aggregator{all: newSlice(), errors: map[string]int{}}
+	for range rankThresholds {
+		a.buckets = append(a.buckets, newSlice())
+	}
+	return a
+}
+
+func (a *aggregator) add(r *Result) error {
+	a.listed++
+	a.all.add(r)
+	if r.Error != "" {
+		k := r.Error
+		if r.Cause != "" {
+			k += "/" + r.Cause
+		}
+		a.errors[k]++
+	}
+	if r.Rank <= 0 {
+		a.unranked++
+		return nil
+	}
+	a.maxRank = max(a.maxRank, r.Rank)
+	for i, t := range rankThresholds {
+		if r.Rank <= t {
+			a.buckets[i].add(r)
+		}
+	}
+	return nil
+}
+
+func (a *aggregator) skip(s *Skip) error {
+	switch s.Reason {
+	case SkipDuplicate:
+		a.dups++
+	default:
+		a.invalid++
+	}
+	return nil
+}
+
+func (a *aggregator) merge(o *aggregator) {
+	a.all.merge(o.all)
+	for i := range a.buckets {
+		a.buckets[i].merge(o.buckets[i])
+	}
+	a.unranked += o.unranked
+	a.maxRank = max(a.maxRank, o.maxRank)
+	a.listed += o.listed
+	for k, n := range o.errors {
+		a.errors[k] += n
+	}
+	a.dups += o.dups
+	a.invalid += o.invalid
+}
+
+func (a *aggregator) adoption(m Methods) *Adoption {
+	ad := &Adoption{Listed: a.listed, Errors: a.errors, Slice: *a.all, Unranked: a.unranked, Methods: m}
+	ad.Skipped.Duplicates, ad.Skipped.Invalid = a.dups, a.invalid
+	ad.Buckets = []Bucket{}
+	for i, t := range rankThresholds {
+		if a.maxRank == 0 {
+			break
+		}
+		ad.Buckets = append(ad.Buckets, Bucket{Name: "top " + shortNumber(t), Top: t, Slice: *a.buckets[i]})
+		if t >= a.maxRank {
+			break
+		}
+	}
+	return ad
+}
+
+func shortNumber(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return strconv.Itoa(n/1_000_000) + "M"
+	case n >= 1_000 && n%1_000 == 0:
+		return strconv.Itoa(n/1_000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
+// ErrorKeys are the error counts' keys, most frequent first.
+func (ad *Adoption) ErrorKeys() []string {
+	keys := make([]string, 0, len(ad.Errors))
+	for k := range ad.Errors {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if ad.Errors[keys[i]] != ad.Errors[keys[j]] {
+			return ad.Errors[keys[i]] > ad.Errors[keys[j]]
+		}
+		return strings.Compare(keys[i], keys[j]) < 0
+	})
+	return keys
+}

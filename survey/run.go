@@ -1,0 +1,517 @@
+package survey
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/fetch"
+)
+
+// Config is one survey run.
+type Config struct {
+	List  string // the list file
+	Out   string // the output directory (created; resumed when it holds this survey)
+	Shard Shard
+	// Concurrency is how many sites are scanned at once; 0 is
+	// DefaultConcurrency.
+	Concurrency int
+	// Timeout bounds each site's scan (engine.Options.Deadline); 0 is 20 s.
+	Timeout time.Duration
+	// Engine configures the scanner: the fetcher's address policy, resolver,
+	// limits and User-Agent (see UserAgent). Its Deadline is Timeout.
+	Engine  engine.Options
+	Version string // agentready's, for the methods
+	// Progress, when set, is called after results are written and about
+	// once a second, from one goroutine.
+	Progress func(Progress)
+}
+
+// DefaultConcurrency is 32 scans per CPU (at least 16, at most 512): a scan
+// spends most of its time waiting for the network, and a small site costs
+// about 10 ms of CPU, so this keeps the CPUs busy on real-world latencies
+// (docs/survey.md).
+func DefaultConcurrency() int { return min(max(32*runtime.GOMAXPROCS(0), 16), 512) }
+
+// Progress is the state of a running survey.
+type Progress struct {
+	Total   int            // distinct sites of the shard
+	Done    int            // results written, earlier runs included
+	Resumed int            // results written before this run started
+	Running int            // scans under way
+	Errors  map[string]int // unreachable sites by code/cause, earlier runs included
+	Started time.Time      // this run's start
+	Final   bool           // the last call of this run
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Total, Done, Resumed int
+	// Interrupted: the context ended first; the same command resumes.
+	Interrupted bool
+	Adoption    *Adoption // nil when interrupted
+}
+
+// ErrMismatch is wrapped by the error of a run whose output directory
+// holds another survey (another list or shard).
+var ErrMismatch = errors.New("the output directory holds another survey")
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency()
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 20 * time.Second
+	}
+	c.Shard = c.Shard.norm()
+	c.Engine.Deadline = c.Timeout
+	return c
+}
+
+// reorderWindow is how far past the first unwritten site the survey may
+// start scans: results are written in list order (so the number of lines
+// is the resume point), and a slow site holds back at most this many
+// finished ones, about 1.5 KB each.
+func reorderWindow(concurrency int) int { return 32 * concurrency }
+
+// Run surveys cfg.List into cfg.Out, resuming what a previous run of the
+// same survey wrote, and writes the adoption reports when every site is
+// done. Canceling ctx stops it cleanly (Summary.Interrupted); so does
+// killing the process, at any moment: the next run continues.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	cfg = cfg.withDefaults()
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
+	}
+	info, total, err := prepass(cfg.List, cfg.Shard, filepath.Join(cfg.Out, SkippedFile))
+	if err != nil {
+		return nil, err
+	}
+	sc := engine.New(cfg.Engine)
+	fc := sc.Options().Fetch
+	settings := Settings{Shard: cfg.Shard.String(), Concurrency: cfg.Concurrency, Timeout: cfg.Timeout.String(),
+		RequestTimeout: fc.RequestTimeout.String(), PerHost: fc.PerHost, UserAgent: fc.UserAgent,
+		AllowPrivate: fc.Policy.AllowPrivate, Allow: fc.Policy.Allow.String()}
+	man, err := startManifest(cfg, info, total, settings)
+	if err != nil {
+		return nil, err
+	}
+	resultsPath := filepath.Join(cfg.Out, ResultsFile)
+	f, done, lastLine, err := resume(resultsPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if done > total {
+		return nil, fmt.Errorf("%w: %s holds %d results, more than the %d sites of shard %s of %s; use a new --out", ErrMismatch, resultsPath, done, total, cfg.Shard, info.Name)
+	}
+	errCounts, err := countErrors(resultsPath, done)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Total: total, Done: done, Resumed: done}
+	if done < total {
+		if err := scanAll(ctx, cfg, sc, f, done, lastLine, total, errCounts, sum); err != nil {
+			return sum, err
+		}
+		if sum.Interrupted {
+			return sum, nil
+		}
+	} else if cfg.Progress != nil {
+		cfg.Progress(Progress{Total: total, Done: done, Resumed: done, Errors: errCounts, Started: time.Now(), Final: true})
+	}
+	if err := f.Close(); err != nil {
+		return sum, err
+	}
+	if man.Finished == nil {
+		now := time.Now().UTC().Truncate(time.Second)
+		man.Finished = &now
+		if err := writeManifest(cfg.Out, man); err != nil {
+			return sum, err
+		}
+	}
+	ad, err := Report(cfg.Out)
+	sum.Adoption = ad
+	return sum, err
+}
+
+// prepass reads the whole list once: its hash, how many sites the shard
+// holds, and every line it skips (rewritten whole on every run, so a
+// resumed survey lists each once).
+func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, error) {
+	f, err := os.Open(list)
+	if err != nil {
+		return ListInfo{}, 0, fmt.Errorf("the list cannot be read: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return ListInfo{}, 0, fmt.Errorf("the list %s is not a regular file: a survey reads it more than once (to resume), so give a file", list)
+	}
+	h := sha256.New()
+	src := newSource(io.TeeReader(f, h), shard)
+	var skipped bytesBuffer
+	total := 0
+	for {
+		it, skip, err := src.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return ListInfo{}, 0, fmt.Errorf("the list cannot be read: %w", err)
+		}
+		if skip != nil {
+			b, _ := json.Marshal(skip)
+			skipped.line(b)
+			continue
+		}
+		_ = it
+		total++
+	}
+	if err := writeFileAtomic(skippedPath, skipped.b); err != nil {
+		return ListInfo{}, 0, err
+	}
+	return ListInfo{Name: filepath.Base(list), SHA256: hex.EncodeToString(h.Sum(nil)), Format: src.lr.Format(), Lines: src.lr.line}, total, nil
+}
+
+// bytesBuffer collects the skipped lines; a list's invalid and duplicate
+// lines are few next to its sites.
+type bytesBuffer struct{ b []byte }
+
+func (b *bytesBuffer) line(l []byte) { b.b = append(append(b.b, l...), '\n') }
+
+func startManifest(cfg Config, info ListInfo, total int, s Settings) (*Manifest, error) {
+	old, err := readManifest(cfg.Out)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if _, serr := os.Stat(filepath.Join(cfg.Out, ResultsFile)); serr == nil {
+			return nil, fmt.Errorf("%w: %s has results but no %s; use a new --out", ErrMismatch, cfg.Out, ManifestFile)
+		}
+		m := &Manifest{Version: cfg.Version, List: info, Sites: total, Settings: s, Started: time.Now().UTC().Truncate(time.Second), Runs: 1}
+		return m, writeManifest(cfg.Out, m)
+	case err != nil:
+		return nil, err
+	case old.List.SHA256 != info.SHA256:
+		return nil, fmt.Errorf("%w: %s surveys a list with another content (%s, sha256 %.12s…, now %.12s…); use a new --out for a new list", ErrMismatch, cfg.Out, old.List.Name, old.List.SHA256, info.SHA256)
+	case old.Settings.Shard != s.Shard:
+		return nil, fmt.Errorf("%w: %s surveys shard %s, not %s; use a new --out for another shard", ErrMismatch, cfg.Out, old.Settings.Shard, s.Shard)
+	}
+	if old.Finished != nil {
+		return old, nil // nothing left to scan: only the reports are made again
+	}
+	old.Runs++
+	old.Version, old.Settings, old.List, old.Sites = cfg.Version, s, info, total
+	return old, writeManifest(cfg.Out, old)
+}
+
+// countErrors reads the error counts of the first n results back, for the
+// progress of a resumed run.
+func countErrors(path string, n int) (map[string]int, error) {
+	out := map[string]int{}
+	if n == 0 {
+		return out, nil
+	}
+	i := 0
+	err := eachResult(path, func(r *Result) error {
+		if i++; i > n {
+			return io.EOF
+		}
+		if r.Error != "" {
+			out[errorKey(r)]++
+		}
+		return nil
+	})
+	if err == io.EOF {
+		err = nil
+	}
+	return out, err
+}
+
+func errorKey(r *Result) string {
+	if r.Cause != "" {
+		return r.Error + "/" + r.Cause
+	}
+	return r.Error
+}
+
+type pending struct {
+	seq int
+	Item
+}
+
+type outcome struct {
+	seq      int
+	site     string
+	line     []byte
+	errKey   string
+	canceled bool
+}
+
+// scanAll scans the sites after the first done, writing their results in
+// list order.
+func scanAll(ctx context.Context, cfg Config, sc *engine.Scanner, f *os.File, done, lastLine, total int, errCounts map[string]int, sum *Summary) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	list, err := os.Open(cfg.List)
+	if err != nil {
+		return fmt.Errorf("the list cannot be read: %w", err)
+	}
+	defer list.Close()
+
+	items := make(chan Item, 256)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(items)
+		src := newSource(list, cfg.Shard)
+		n := 0
+		for {
+			it, _, err := src.next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				readErr <- fmt.Errorf("the list cannot be read: %w", err)
+				return
+			}
+			if it == nil {
+				continue
+			}
+			if n++; n <= done {
+				if n == done && it.Line != lastLine {
+					readErr <- fmt.Errorf("%w: the last result in %s is for list line %d, but the list's site number %d is on line %d; use a new --out", ErrMismatch, ResultsFile, lastLine, done, it.Line)
+					return
+				}
+				continue
+			}
+			select {
+			case items <- *it:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	w := &resultWriter{f: f, bw: bufio.NewWriterSize(f, 64<<10), lastSync: time.Now()}
+	window := reorderWindow(cfg.Concurrency)
+	started := time.Now()
+	var (
+		queue     []pending
+		busy      = map[string]bool{}
+		reorder   = map[int]outcome{}
+		nextSeq   = done
+		nextWrite = done
+		running   = 0
+		eof       = false
+		stopping  = false
+		failure   error
+		outcomes  = make(chan outcome, cfg.Concurrency)
+		tick      = time.NewTicker(time.Second)
+		ctxDone   = ctx.Done()
+	)
+	defer tick.Stop()
+	progress := func(final bool) {
+		if cfg.Progress != nil {
+			errs := make(map[string]int, len(errCounts))
+			for k, v := range errCounts {
+				errs[k] = v
+			}
+			cfg.Progress(Progress{Total: total, Done: nextWrite, Resumed: done, Running: running, Errors: errs, Started: started, Final: final})
+		}
+	}
+	for {
+		if !stopping {
+			for i := 0; i < len(queue) && running < cfg.Concurrency; {
+				p := queue[i]
+				if busy[p.Site] {
+					i++
+					continue
+				}
+				busy[p.Site] = true
+				running++
+				queue = append(queue[:i], queue[i+1:]...)
+				go func(p pending) { outcomes <- scanOne(ctx, sc, p) }(p)
+			}
+		}
+		if running == 0 && (stopping || (eof && len(queue) == 0)) {
+			break
+		}
+		var in <-chan Item
+		if !eof && !stopping && nextSeq < nextWrite+window {
+			in = items
+		}
+		select {
+		case it, ok := <-in:
+			if !ok {
+				eof = true
+				continue
+			}
+			queue = append(queue, pending{seq: nextSeq, Item: it})
+			nextSeq++
+		case o := <-outcomes:
+			running--
+			delete(busy, o.site)
+			if o.canceled {
+				continue
+			}
+			reorder[o.seq] = o
+			wrote := false
+			for {
+				next, ok := reorder[nextWrite]
+				if !ok {
+					break
+				}
+				delete(reorder, nextWrite)
+				if err := w.write(next.line); err != nil && failure == nil {
+					failure, stopping = err, true
+					cancel()
+				}
+				if next.errKey != "" {
+					errCounts[next.errKey]++
+				}
+				nextWrite++
+				wrote = true
+			}
+			if err := w.maybeSync(); err != nil && failure == nil {
+				failure, stopping = err, true
+				cancel()
+			}
+			if wrote {
+				progress(false)
+			}
+		case <-tick.C:
+			if err := w.maybeSync(); err != nil && failure == nil {
+				failure, stopping = err, true
+				cancel()
+			}
+			progress(false)
+		case err := <-readErr:
+			if failure == nil {
+				failure, stopping = err, true
+			}
+			cancel()
+		case <-ctxDone:
+			ctxDone, stopping = nil, true
+		}
+	}
+	if err := w.sync(); err != nil && failure == nil {
+		failure = err
+	}
+	select {
+	case err := <-readErr:
+		if failure == nil {
+			failure = err
+		}
+	default:
+	}
+	sum.Done = nextWrite
+	progress(true)
+	if failure != nil {
+		return failure
+	}
+	if nextWrite < total {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			return nil
+		}
+		return fmt.Errorf("the list yielded %d sites on this pass and %d on the first: was it changed during the survey? Run the survey again to check", nextWrite, total)
+	}
+	return nil
+}
+
+// resultWriter appends lines and fsyncs them in small batches: a line the
+// process had no time to sync is lost at worst, never half-kept (resume
+// cuts a torn end), and is scanned again.
+type resultWriter struct {
+	f        *os.File
+	bw       *bufio.Writer
+	unsynced int
+	lastSync time.Time
+}
+
+const (
+	syncLines = 64
+	syncEvery = time.Second
+)
+
+func (w *resultWriter) write(line []byte) error {
+	if _, err := w.bw.Write(line); err != nil {
+		return err
+	}
+	w.unsynced++
+	return w.bw.WriteByte('\n')
+}
+
+func (w *resultWriter) maybeSync() error {
+	if w.unsynced >= syncLines || (w.unsynced > 0 && time.Since(w.lastSync) >= syncEvery) {
+		return w.sync()
+	}
+	return nil
+}
+
+func (w *resultWriter) sync() error {
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", ResultsFile, err)
+	}
+	if w.unsynced > 0 {
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("writing %s: %w", ResultsFile, err)
+		}
+	}
+	w.unsynced, w.lastSync = 0, time.Now()
+	return nil
+}
+
+// scanOne scans a site and encodes its result line; a scan the survey's
+// own cancellation cut short is not a result.
+func scanOne(ctx context.Context, sc *engine.Scanner, p pending) outcome {
+	o := outcome{seq: p.seq, site: p.Site}
+	res, stats, err := sc.ScanWithStats(ctx, p.URL, nil)
+	if ctx.Err() != nil {
+		o.canceled = true
+		return o
+	}
+	r := Result{Line: p.Line, URL: p.URL, Rank: p.Rank}
+	if stats != nil {
+		r.Requests, r.Duration = stats.Requests, stats.Duration.Milliseconds()
+	}
+	if err != nil {
+		var se *apierr.Error
+		if !errors.As(err, &se) {
+			se = &apierr.Error{Code: apierr.Internal, Message: "the scan failed unexpectedly (a bug in the scanner)"}
+		}
+		r.Error, r.Message = string(se.Code), se.Message
+		var fe *fetch.Error
+		if errors.As(err, &fe) {
+			r.Cause = string(fe.Kind)
+		}
+		r.Timestamp = sc.Options().Now().UTC().Truncate(time.Second)
+		o.errKey = errorKey(&r)
+	} else {
+		r.Timestamp = res.Timestamp
+		score, level := res.Score.Value, res.CurrentLevel
+		r.Score, r.Level = &score, &level
+		r.Checks = make(Statuses, len(res.Checks))
+		for i, c := range res.Checks {
+			r.Checks[i] = IDStatus{c.ID, c.Status}
+		}
+		r.Signals = make(Statuses, len(res.Signals))
+		for i, s := range res.Signals {
+			r.Signals[i] = IDStatus{s.ID, s.Status}
+		}
+		if stats.FinalURL != "" && stats.FinalURL != p.URL {
+			r.FinalURL = stats.FinalURL
+		}
+	}
+	o.line, _ = json.Marshal(r)
+	return o
+}
