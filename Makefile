@@ -37,9 +37,17 @@ FUZZ_TARGETS := \
 	./edge:FuzzReportPage \
 	./edge:FuzzEscape \
 	./webhook:FuzzVerify \
-	./edge/x402:FuzzDecodePayment
+	./edge/x402:FuzzDecodePayment \
+	./edge/x402:FuzzPaymentID \
+	./edge/x402:FuzzSolanaMessage \
+	./engine/clip:FuzzTo \
+	./engine/fetch:FuzzCheckAddr \
+	./engine/fetch:FuzzParseAllowList \
+	./engine/jsonerr:FuzzDescribe \
+	./internal/stack:FuzzClientAddr \
+	./edge/workers:FuzzRequestHead
 
-.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-deep screenshots docs fmt clean
+.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-deep bench-survey screenshots docs fmt clean image deploy-local test-deploy
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -55,13 +63,16 @@ $(BIN)/edge.wasm: $(shell find edge cmd/edgewasm -name '*.go' -o -name '*.css' -
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BIN)/edge.wasm ./cmd/edgewasm
 
 # The edge for Cloudflare Workers (GOOS=js): build/worker, deployed by wrangler.toml
-# and run by workerd in the tests. workers-assets-gen empties the directory, so it goes first.
+# and run by workerd in the tests. index.mjs (edge/workers) is the entry module; it
+# runs one Go instance per isolate with Go's own wasm_exec.js, taken from the toolchain
+# that builds app.wasm so that the two always match.
 worker: build/worker/app.wasm
 build/worker/app.wasm: $(shell find edge cmd/edgeworker -name '*.go' -o -name '*.css' -o -name '*.js' -o -name '*.mjs' -o -name '*.html' -o -name '*.md' -o -name '*.txt' -o -name '*.json' -o -name '*.xml' 2>/dev/null) go.mod
 	rm -rf build/worker
-	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o build/worker
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o build/worker/app.wasm ./cmd/edgeworker
-	cp edge/workers/shim.mjs build/worker/index.mjs
+	mkdir -p build/worker
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" build/worker/wasm_exec.js
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o build/worker/app.wasm ./cmd/edgeworker
+	cp edge/workers/index.mjs build/worker/index.mjs
 
 # Start the whole service on the embedded default (no Redis, no Chromium needed).
 run: build wasm
@@ -141,10 +152,17 @@ bench-stack: wasm
 bench-deep:
 	$(GO) run ./bench/deepbench
 
-# 10,000 monitors due at once on one origin, an interactive client beside them (issue 12);
-# flags pass through, e.g. make bench-monitors MONITORBENCH_FLAGS='-workers 16 -redis redis://127.0.0.1:6379/0'.
+# 10,000 monitors due at once on one origin, an interactive client beside them (issues 12, 21);
+# flags pass through, e.g. make bench-monitors MONITORBENCH_FLAGS='-workers 16 -redis redis://127.0.0.1:6379/0'
+# (a Redis Cluster: -redis redis://127.0.0.1:17001,127.0.0.1:17002,127.0.0.1:17003, see .ci/redis-cluster.sh).
 bench-monitors:
 	$(GO) run ./bench/monitorbench $(MONITORBENCH_FLAGS)
+
+# `agentready survey` over a synthetic web of 10,000 sites on loopback (issue 23): sites/s,
+# peak RSS at 1,000 and 10,000 sites, the report against the known counts, kill -9 and
+# resume, 4 shards merged; flags pass through, e.g. SURVEYBENCH_FLAGS='-sites 2000'.
+bench-survey:
+	$(GO) run ./bench/surveybench $(SURVEYBENCH_FLAGS)
 
 bench-repo:
 	$(GO) run ./bench/repobench -files 10000
@@ -160,6 +178,22 @@ docs:
 	$(GO) test ./origin/mcpserver -run TestExportedDefinitionsAreCurrent -update
 	$(GO) test ./cmd/agentready -run TestREADMEExamples -update
 	$(GO) test ./internal/stack -run TestEdgeCatalogIsCurrent -update
+
+# Deployment (deploy/, docs/deploy.md). `make image` builds the container image
+# (IMAGE=, BASE_IMAGE=, GO_IMAGE= override; without them no image registry is
+# needed: the base comes from debootstrap, Go from this machine). `make
+# deploy-local` starts deploy/compose.yaml (Redis, two origins, the edge) and
+# prints its URL. `make test-deploy` installs docker and starts dockerd when
+# missing, builds the images and runs the deployment test.
+IMAGE ?= agentready:latest
+image:
+	IMAGE=$(IMAGE) sh deploy/image.sh agentready
+
+deploy-local:
+	IMAGE=$(IMAGE) sh deploy/up.sh
+
+test-deploy:
+	IMAGE=$(IMAGE) sh deploy/test-deploy.sh
 
 fmt:
 	gofmt -w .

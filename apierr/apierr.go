@@ -9,6 +9,8 @@ package apierr
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 )
@@ -214,4 +216,58 @@ func Write(w http.ResponseWriter, code Code, msg string) {
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(code.Status())
 	w.Write(New(code, msg).JSON())
+}
+
+// LocalScansDocs is where a refusal to scan a non-public address points:
+// the README's paragraph on scanning a site on your own machine.
+const LocalScansDocs = "https://github.com/agentready/agentready/blob/main/README.md#scanning-a-site-on-your-own-machine"
+
+// Error is the one refusal or failure every layer returns (the engine's
+// failed scan, the origin's API errors, a monitor's or a payment's
+// refusal) and every transport answers the same way: its code, and so its
+// title and status, a message written for the caller, an optional
+// Retry-After and docs link, and the cause, which is for logs and
+// errors.Is/As and is never shown.
+type Error struct {
+	Code    Code
+	Message string
+	// Status overrides the code's status (0: Code.Status()).
+	Status int
+	// RetryAfter is in seconds (0: none).
+	RetryAfter int
+	// Docs overrides DocsURL: a page that says more about this refusal.
+	Docs string
+	Err  error
+}
+
+// Errorf builds an Error of code with a formatted message.
+func Errorf(code Code, format string, a ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// HTTPStatus is the status the error is answered with.
+func (e *Error) HTTPStatus() int {
+	if e.Status != 0 {
+		return e.Status
+	}
+	return e.Code.Status()
+}
+
+// Envelope is the error's body.
+func (e *Error) Envelope() Envelope {
+	env := New(e.Code, e.Message)
+	if e.Docs != "" {
+		env.Docs = e.Docs
+	}
+	return env
+}
+
+// As finds the *Error in err's chain.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/origin/monitor"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -101,10 +102,10 @@ func viewMonitor(m store.Monitor) monitorView {
 
 // monitorError answers a monitor operation's failure.
 func monitorError(ctx *fasthttp.RequestCtx, err error) {
-	var me *monitor.Error
+	var me *apierr.Error
 	switch {
 	case errors.As(err, &me):
-		writeError(ctx, apiErr(me.Code.Status(), me.Code, me.Message))
+		writeError(ctx, me)
 	case errors.Is(err, store.ErrNotFound):
 		writeError(ctx, apiErr(404, CodeNotFound, "No such monitor (or delivery, or report) for this caller: check the id; a monitor created with an API key or token is visible only with it, and reports are kept until after the last retry of their events (29 hours by default)."))
 	case errors.Is(err, store.ErrUnavailable):
@@ -153,7 +154,7 @@ func (s *Server) createMonitor(ctx *fasthttp.RequestCtx) {
 }
 
 func outcomeOf(err error) string {
-	var me *monitor.Error
+	var me *apierr.Error
 	switch {
 	case err == nil:
 		return "ok"

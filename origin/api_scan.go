@@ -17,6 +17,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/checks"
@@ -32,7 +33,7 @@ func (s *Server) requestContext() (context.Context, context.CancelFunc) {
 	return context.WithCancel(s.base)
 }
 
-func wantsJSON(ctx *fasthttp.RequestCtx) (bool, *APIError) {
+func wantsJSON(ctx *fasthttp.RequestCtx) (bool, *apierr.Error) {
 	switch f := string(ctx.QueryArgs().Peek("format")); f {
 	case "json":
 		return true, nil
@@ -112,10 +113,10 @@ const (
 type sseEvent struct {
 	name   string
 	data   []byte
-	status int       // the final event's outcome: 200, or the error's status
-	code   string    // and its error code
-	err    *APIError // an error event's error, answered as JSON if nothing was streamed yet
-	cached bool      // the stream replays a cached result
+	status int           // the final event's outcome: 200, or the error's status
+	code   string        // and its error code
+	err    *apierr.Error // an error event's error, answered as JSON if nothing was streamed yet
+	cached bool          // the stream replays a cached result
 }
 
 // StartedData is the data of scan.started.
@@ -193,7 +194,7 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 		}
 		if err != nil {
 			e := toAPIError(err)
-			send(sseEvent{name: EventError, data: e.envelope(), status: e.Status, code: string(e.Code), err: e})
+			send(sseEvent{name: EventError, data: e.Envelope().JSON(), status: e.HTTPStatus(), code: string(e.Code), err: e})
 			return
 		}
 		send(sseEvent{name: EventCompleted, data: res.raw, status: 200})
@@ -351,7 +352,10 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 // IdempotencyTTL; a retry with the same key and body gets that answer again
 // (Idempotent-Replayed: true) instead of running twice. Keys are scoped to
 // the caller, and the fingerprint covers the method and path too, so one
-// key cannot replay another endpoint's answer.
+// key cannot replay another endpoint's answer. The key is never sent back:
+// an answer carries nothing the caller sent (the caller knows its key, and
+// a header echoed from the request is what response splitting and cache
+// poisoning feed on).
 func (s *Server) idempotent(ctx *fasthttp.RequestCtx, body []byte, handle func()) {
 	// Present-but-empty is not absent: a client that meant to send a key and
 	// sent none must hear so, not get an unprotected retry.
@@ -397,7 +401,6 @@ func (s *Server) idempotent(ctx *fasthttp.RequestCtx, body []byte, handle func()
 			}
 			ctx.SetStatusCode(existing.Status)
 			ctx.Response.Header.Set("Idempotent-Replayed", "true")
-			ctx.Response.Header.Set("Idempotency-Key", key)
 			ctx.SetBody(existing.Body)
 		}
 		return
@@ -422,7 +425,6 @@ func (s *Server) idempotent(ctx *fasthttp.RequestCtx, body []byte, handle func()
 	// A lost lease (the store was down longer than the lease, and another
 	// request took the key) leaves the key to its new holder.
 	_ = idem.Complete(bg, claim, rec, s.cfg.IdempotencyTTL)
-	ctx.Response.Header.Set("Idempotency-Key", key)
 }
 
 // leaseLeft is the Retry-After for a key in flight: the seconds until its

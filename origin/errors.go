@@ -43,29 +43,17 @@ const (
 	CodeStateUnavailable  = apierr.StateUnavailable
 )
 
-// APIError is an error with its HTTP status and envelope.
-type APIError struct {
-	Status     int
-	Code       apierr.Code
-	Message    string
-	RetryAfter int // seconds; 0 = none
-}
-
-func (e *APIError) Error() string { return e.Message }
-
-func apiErr(status int, code apierr.Code, msg string) *APIError {
-	return &APIError{Status: status, Code: code, Message: msg}
-}
-
-// envelope renders the error body.
-func (e *APIError) envelope() []byte {
-	return apierr.New(e.Code, e.Message).JSON()
+// apiErr is an *apierr.Error answered with status (the one vocabulary of
+// refusals: the engine's failed scans, monitors' and payments' refusals
+// are the same type, so writeError answers any of them).
+func apiErr(status int, code apierr.Code, msg string) *apierr.Error {
+	return &apierr.Error{Status: status, Code: code, Message: msg}
 }
 
 // stateUnavailable answers a request that needs the state store (scan cache,
 // idempotency keys) while the store does not answer.
-func stateUnavailable(err error) *APIError {
-	return &APIError{Status: 503, Code: CodeStateUnavailable, RetryAfter: retryAfter(err),
+func stateUnavailable(err error) *apierr.Error {
+	return &apierr.Error{Status: 503, Code: CodeStateUnavailable, RetryAfter: retryAfter(err),
 		Message: "The state store (scan cache, idempotency keys) does not answer; retry after Retry-After seconds."}
 }
 
@@ -91,14 +79,14 @@ func outcome(ctx *fasthttp.RequestCtx) string {
 	return s
 }
 
-func writeError(ctx *fasthttp.RequestCtx, e *APIError) {
+func writeError(ctx *fasthttp.RequestCtx, e *apierr.Error) {
 	ctx.SetUserValue(errorCodeKey, e.Code)
 	ctx.Response.Reset()
-	ctx.SetStatusCode(e.Status)
+	ctx.SetStatusCode(e.HTTPStatus())
 	ctx.SetContentType("application/json")
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	if e.RetryAfter > 0 {
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	ctx.SetBody(e.envelope())
+	ctx.SetBody(e.Envelope().JSON())
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -228,12 +229,13 @@ type scanner struct {
 	hot     hotCache
 	persist sync.WaitGroup  // flights and their cache writes
 	base    context.Context // canceled when the server gives up on draining
-	// shoot, when set, is told of every fresh scan (the screenshot capture).
-	shoot func(url string)
+	// shoot, when set, is told of every scan, fresh or from the cache (the
+	// screenshot capture; for a cached one it only reads an in-memory set).
+	shoot func(url string, cached bool)
 }
 
 // validateURL applies the API's input rules before any network activity.
-func (s *scanner) validateURL(raw string) (string, *APIError) {
+func (s *scanner) validateURL(raw string) (string, *apierr.Error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", apiErr(400, CodeMissingURL, "The url parameter is required: give a domain such as example.com or a full http(s) URL.")
 	}
@@ -241,8 +243,18 @@ func (s *scanner) validateURL(raw string) (string, *APIError) {
 	if err != nil {
 		return "", apiErr(400, CodeInvalidURL, "url: "+err.Error()+".")
 	}
-	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !s.cfg.AllowPrivate {
-		if err := s.engine.Options().Fetch.Policy.CheckAddr(a); err != nil {
+	// A literal address the scanner would refuse is refused now, before any
+	// network activity; an allow-list entry with a port admits its port.
+	// Not for the hosted service (an Opaque policy): there the scan's dial
+	// refuses it in the words it has for a name that leads inside or does
+	// not resolve, so that no answer tells one from the others.
+	policy := s.engine.Options().Fetch.Policy
+	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !s.cfg.AllowPrivate && !policy.Opaque && policy.CheckAddr(a) != nil {
+		port, _ := strconv.Atoi(u.Port())
+		if port == 0 {
+			port = map[string]int{"http": 80, "https": 443}[u.Scheme]
+		}
+		if policy.CheckAddrPort(netip.AddrPortFrom(a, uint16(port))) != nil {
 			return "", apiErr(400, CodeInvalidURL, "url: "+u.Hostname()+" is not a public address; the scanner only scans public sites.")
 		}
 	}
@@ -359,7 +371,7 @@ func (s *scanner) run(ctx context.Context, url string, publish func(engine.Event
 		_ = s.cache.Put(wctx, url, raw, res.Timestamp, s.cfg.CacheTTL)
 	}()
 	if s.shoot != nil {
-		s.shoot(url)
+		s.shoot(url, false)
 	}
 	return &scanned{decoded: res, raw: raw, scannedAt: res.Timestamp}, nil
 }
@@ -377,6 +389,9 @@ func (s *scanner) scan(ctx context.Context, url string, fresh bool, onEvent func
 		}
 		if ok {
 			s.m.cacheHits.Add(1)
+			if s.shoot != nil {
+				s.shoot(url, true)
+			}
 			return sc, nil
 		}
 	}
@@ -386,15 +401,15 @@ func (s *scanner) scan(ctx context.Context, url string, fresh bool, onEvent func
 }
 
 // toAPIError maps scan failures to responses.
-func toAPIError(err error) *APIError {
-	var se *engine.ScanError
+func toAPIError(err error) *apierr.Error {
+	var se *apierr.Error
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		return stateUnavailable(err)
 	case errors.Is(err, errOverloaded):
-		return &APIError{Status: 503, Code: CodeOverloaded, Message: "Every scan worker is busy and the queue is full; retry in a few seconds.", RetryAfter: 5}
+		return &apierr.Error{Status: 503, Code: CodeOverloaded, Message: "Every scan worker is busy and the queue is full; retry in a few seconds.", RetryAfter: 5}
 	case errors.As(err, &se) && se.Code == apierr.SiteUnreachable:
-		return apiErr(422, CodeSiteUnreachable, se.Message+". Check that the site is up and public, then retry.")
+		return &apierr.Error{Status: 422, Code: CodeSiteUnreachable, Message: se.Message + ". Check that the site is up and public, then retry.", Docs: se.Docs, Err: err}
 	case errors.As(err, &se) && se.Code == apierr.InvalidURL:
 		return apiErr(400, CodeInvalidURL, "url: "+se.Message+".")
 	case errors.Is(err, context.Canceled), errors.As(err, &se) && se.Code == apierr.ScanCanceled:

@@ -20,11 +20,13 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/connlimit"
 	"github.com/agentready/agentready/internal/ratelimit"
@@ -52,11 +54,20 @@ type Config struct {
 	Curated        []string            // sites the MCP showcase features
 	Audit          *slog.Logger        // audit log of scan-costing actions (who, what, outcome); nil = none
 	EdgeSecret     []byte              // shared with the edge: callers it vouches for (AGENTREADY_EDGE_SECRET)
-	TokenKeys      token.Keys          // verifies bearer tokens the edge issued (AGENTREADY_TOKEN_KEYS); nil = not checked here
-	ReadTimeout    time.Duration       // a whole request, headers and body, from its first byte (15 s)
-	IdleTimeout    time.Duration       // a keep-alive connection waiting for its next request (60 s)
-	Browser        *browser.Pool       // headless Chromium for screenshots; nil: none taken. The server closes it on Shutdown
-	ScreenshotTTL  time.Duration       // how long a screenshot is kept and not retaken (1 h)
+	// EdgeOnly refuses every request its edge did not sign, but /healthz and
+	// /metrics: an origin reachable from beyond its edges (serve --role
+	// origin) would otherwise serve anyone as an anonymous caller that no
+	// edge counts against an allowance.
+	EdgeOnly      bool
+	TokenKeys     token.Keys    // verifies bearer tokens the edge issued (AGENTREADY_TOKEN_KEYS); nil = not checked here
+	ReadTimeout   time.Duration // a whole request, headers and body, from its first byte (15 s)
+	IdleTimeout   time.Duration // a keep-alive connection waiting for its next request (60 s)
+	Browser       *browser.Pool // headless Chromium for background screenshots; nil: none taken. The server closes it on Shutdown
+	ScreenshotTTL time.Duration // how long a screenshot is kept and not retaken (1 h)
+	// PaidBrowser is the Chromium of paid deep scans (their render and
+	// screenshot), never the one anonymous scans' captures run on; nil with
+	// Browser set: Browser's sibling with two tabs. The server closes it.
+	PaidBrowser *browser.Pool
 	// MaxConnsPerIP caps open connections per client address (connlimit.DefaultPerIP);
 	// negative: no cap, for an origin behind the edge or a proxy, whose
 	// requests all come from a few addresses.
@@ -219,10 +230,14 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 		panic(fmt.Sprintf("building the MCP server: %v", err)) // a bug in the tool definitions
 	}
 	s.mcp, s.mcpHTTP = ms, fasthttpadaptor.NewFastHTTPHandler(ms.Handler())
+	if s.cfg.PaidBrowser == nil && s.cfg.Browser != nil {
+		s.cfg.PaidBrowser = s.cfg.Browser.Sibling("paid", paidBrowserTabs, paidBrowserQueue)
+	}
 	s.shots = newShooter(s)
 	s.gateway = s.newGateway(sc)
 	mc := cfg.Monitors
 	mc.AllowPrivate = mc.AllowPrivate || cfg.AllowPrivate
+	mc.Policy = s.outboundPolicy(false) // callbacks pass the scanner's guard: its allow-list, its wording
 	s.monitors = monitor.New(mc, monitor.Deps{
 		Store: st.Monitors(),
 		ValidateURL: func(raw string) (string, error) {
@@ -239,7 +254,7 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 			res, err := s.scans.scan(ctx, url, true, nil)
 			if err != nil {
 				aerr := toAPIError(err)
-				if aerr.Status >= 500 {
+				if aerr.HTTPStatus() >= 500 {
 					return nil, nil, fmt.Errorf("%w: %s", monitor.ErrTryLater, aerr.Message)
 				}
 				return nil, nil, errors.New(aerr.Message)
@@ -267,13 +282,23 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 	return s
 }
 
+// outboundPolicy is the address policy of what the origin itself calls
+// (webhook receivers, the payment facilitator): the scanner's, so its
+// allow-list and its wording (Opaque) hold there too, admitting private
+// addresses with AllowPrivate or private.
+func (s *Server) outboundPolicy(private bool) fetch.AddressPolicy {
+	p := s.scans.engine.Options().Fetch.Policy
+	p.AllowPrivate = p.AllowPrivate || s.cfg.AllowPrivate || private
+	return p
+}
+
 // protocolError answers a request fasthttp could not read. Each kind of
 // failure gets a fixed message: fasthttp's own error text quotes the request
 // bytes (bearer tokens, cookies, the edge's identity headers), so it must
 // never reach the client.
 func (s *Server) protocolError(ctx *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
-	var e *APIError
+	var e *apierr.Error
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) || errors.As(err, &small) {
 		drain(ctx.Conn())
 	}
@@ -292,7 +317,7 @@ func (s *Server) protocolError(ctx *fasthttp.RequestCtx, err error) {
 		e = apiErr(400, CodeBadRequest, "The request is not valid HTTP/1.1 (malformed request line, header or chunked body); check the client, then retry.")
 	}
 	writeError(ctx, e)
-	s.m.request("protocol", e.Status)
+	s.m.request("protocol", e.HTTPStatus())
 }
 
 // drain reads and drops what the client is still sending of a request
@@ -321,7 +346,7 @@ func isTimeout(err error) bool {
 // sizeError refuses a request whose URL or headers exceed the limits the
 // edge also applies. fasthttp reads up to readBufferSize, so these are
 // checked here, with an answer that says which part is too long.
-func sizeError(ctx *fasthttp.RequestCtx) *APIError {
+func sizeError(ctx *fasthttp.RequestCtx) *apierr.Error {
 	if len(ctx.Request.Header.RequestURI()) > MaxURLBytes {
 		return apiErr(414, CodeURLTooLong, "The request URL is longer than "+strconv.Itoa(MaxURLBytes>>10)+" KiB; give the site as a short url (its home page, not a long deep link), then retry.")
 	}
@@ -394,7 +419,7 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 	if err := sizeError(ctx); err != nil {
 		writeError(ctx, err)
 		ctx.SetConnectionClose()
-		s.m.request("protocol", err.Status)
+		s.m.request("protocol", err.HTTPStatus())
 		return
 	}
 	path := string(ctx.Path())
@@ -404,7 +429,13 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 		if err.Code == CodeInvalidToken || err.Code == CodeInsufficientScope {
 			ctx.Response.Header.Set("WWW-Authenticate", token.Challenge(s.baseURL(ctx), string(err.Code)))
 		}
-		s.m.request("identity", err.Status)
+		s.m.request("identity", err.HTTPStatus())
+		return
+	}
+	if s.cfg.EdgeOnly && len(ctx.Request.Header.Peek(identity.HeaderCaller)) == 0 && path != "/healthz" && path != "/metrics" {
+		err := apiErr(401, CodeInvalidIdentity, "This origin answers only requests its edge signed; send requests to the service's public address (its edge), not to an origin.")
+		writeError(ctx, err)
+		s.m.request("identity", err.HTTPStatus())
 		return
 	}
 	ctx.SetUserValue(callerKey, c)
@@ -424,7 +455,7 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(405, CodeMethodNotAllowed, string(ctx.Method())+" is not supported on "+path+"; use "+strings.Join(sortStrings(allow), " or ")+"."))
 		ctx.Response.Header.Set("Allow", strings.Join(sortStrings(allow), ", "))
 	case r.name == "/api/scan" && s.draining():
-		writeError(ctx, &APIError{Status: 503, Code: CodeShuttingDown, Message: "This server is shutting down and takes no new scans; retry (another instance will answer).", RetryAfter: 1})
+		writeError(ctx, &apierr.Error{Status: 503, Code: CodeShuttingDown, Message: "This server is shutting down and takes no new scans; retry (another instance will answer).", RetryAfter: 1})
 	default:
 		h(ctx)
 	}
@@ -519,7 +550,7 @@ func (s *Server) caller(ctx *fasthttp.RequestCtx) identity.Caller {
 // are refused. Tokens are verified here too (when TokenKeys is set), so a
 // token is only as good as its signature wherever it lands: behind the edge
 // it must belong to the caller the edge vouched for.
-func (s *Server) resolveCaller(ctx *fasthttp.RequestCtx) (identity.Caller, *APIError) {
+func (s *Server) resolveCaller(ctx *fasthttp.RequestCtx) (identity.Caller, *apierr.Error) {
 	edge, vouched := identity.Caller{}, false
 	if len(ctx.Request.Header.Peek(identity.HeaderCaller)) > 0 {
 		get := func(k string) string { return string(ctx.Request.Header.Peek(k)) }
@@ -536,10 +567,12 @@ func (s *Server) resolveCaller(ctx *fasthttp.RequestCtx) (identity.Caller, *APIE
 			return identity.Caller{}, apiErr(403, CodeInsufficientScope, "The bearer token does not grant "+token.Scope+"; request a token with scope "+token.Scope+" from POST /api/agent/token.")
 		case err != nil:
 			return identity.Caller{}, apiErr(401, CodeInvalidToken, "The bearer token is not valid ("+err.Error()+"); request a new one from POST /api/agent/token.")
-		case vouched && edge.Tier == identity.Token && edge.Subject != claims.Subject:
+		case vouched && edge.Tier == identity.Token && (edge.Subject != claims.Subject || edge.Minter != "" && edge.Minter != claims.Minter):
 			return identity.Caller{}, apiErr(401, CodeInvalidIdentity, "The caller identity does not match the bearer token; send requests through the edge.")
 		case !vouched:
-			return identity.Caller{Tier: identity.Token, Subject: claims.Subject}, nil
+			return identity.Caller{Tier: identity.Token, Subject: claims.Subject, Minter: claims.Minter}, nil
+		case edge.Tier == identity.Token:
+			edge.Minter = claims.Minter // the token's own claim, verified here (an edge of an earlier release passes none)
 		}
 	}
 	if vouched {

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
@@ -134,7 +135,7 @@ func measure(kind string) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	outcomes := map[string]int{} // "reports" or the ScanError code
+	outcomes := map[string]int{} // "reports" or the failed scan's apierr code
 	var slowest atomic.Int64
 	for i := 0; i < *scans; i++ {
 		wg.Add(1)
@@ -146,7 +147,7 @@ func measure(kind string) {
 				slowest.Store(d)
 			}
 			what := "reports"
-			var se *engine.ScanError
+			var se *apierr.Error
 			switch {
 			case errors.As(err, &se):
 				what = string(se.Code)

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
@@ -132,7 +133,7 @@ func main() {
 	start := time.Now()
 	_, err := scanner().Scan(context.Background(), hung.URL, nil)
 	code := "no error"
-	if se, ok := err.(*engine.ScanError); ok {
+	if se, ok := err.(*apierr.Error); ok {
 		code = string(se.Code)
 	}
 	fmt.Printf("| hung site (accepts, never answers), default limits (5 s/request, 20 s/scan) | site_unreachable within the deadline | %s after %s |\n", code, time.Since(start).Round(10*time.Millisecond))

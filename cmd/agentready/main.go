@@ -50,7 +50,10 @@ Usage:
   agentready tools [--format F]    the MCP tool definitions (F: mcp, openai, anthropic)
   agentready keygen NAME           a new API key and its AGENTREADY_API_KEYS entry
   agentready serve [flags]         run the API service (edge + origin)
+  agentready healthcheck [flags]   exit 0 when a running serve answers GET /healthz with 200
   agentready webhook verify        check a captured monitor delivery's signatures
+  agentready survey --in LIST --out DIR   scan a whole list of sites into an adoption report
+  agentready survey merge DIR... --out DIR  add up the shards of a survey (docs/survey.md)
   agentready help                  show this help (so does --help after any command)
 
 Scan flags:
@@ -85,12 +88,45 @@ Serve flags:
   --data DIR         directory of the embedded state (default ./data; env AGENTREADY_DATA)
   --allow-private    let the service scan loopback and private addresses; local testing
                      only (env AGENTREADY_ALLOW_PRIVATE=1)
-  --cache-ttl D      how long a scan result is served from the cache (default 10m)
-  --drain D          on SIGTERM, how long in-flight requests may finish (default 20s)
+  --cache-ttl D      how long a scan result is served from the cache (default 10m;
+                     env AGENTREADY_CACHE_TTL)
+  --drain D          on SIGTERM, how long in-flight requests may finish (default 20s;
+                     env AGENTREADY_DRAIN)
   --edge-wasm FILE   the edge compiled to WebAssembly (make wasm), hosted with wazero in
                      front of the origin (default bin/edge.wasm; env AGENTREADY_EDGE_WASM);
                      --edge-wasm '' runs the edge natively
+  --role R           all (default: edge and origin in one process), origin (the origin
+                     alone on --addr) or edge (the edge alone, in front of --origins);
+                     split roles need AGENTREADY_TOKEN_KEYS and AGENTREADY_EDGE_SECRET set
+                     alike everywhere (env AGENTREADY_ROLE; docs/deploy.md)
+  --origins URLS     role edge: the origins' base URLs, comma-separated; requests are
+                     spread over those that answer their /healthz (env AGENTREADY_ORIGINS)
   REDIS_URL selects the shared Redis state; docs/edge.md lists the other settings.
+
+Healthcheck flags:
+  --url U            what to ask (default /healthz on AGENTREADY_ADDR, a wildcard host
+                     asked on loopback)
+  --timeout D        one request (default 3s)
+  --wait D           keep asking until a 200 or D has passed (default: ask once)
+
+Survey flags (docs/survey.md):
+  --in LIST          one domain or URL per line, or a ranked CSV (rank,domain); blank
+                     lines and # comments ignored, duplicates and invalid lines listed
+                     in DIR/skipped.ndjson
+  --out DIR          results.ndjson, adoption.json, report.html, report.md; run the
+                     same command again to continue a survey that was stopped
+  --concurrency N    sites scanned at once (default 32 per CPU), one per registrable
+                     domain at a time
+  --timeout D        deadline of each site's scan (default 20s)
+  --shard I/N        survey only the sites whose registrable domain hashes to I of N
+                     (0 ≤ I < N); merge the shards' directories afterwards
+  --contact URL      where site operators can reach you (https:// or mailto:), named
+                     in the User-Agent
+  --allow-private    allow loopback and private addresses and any port (a survey
+                     refuses them by default, as the hosted service does)
+  --allow LIST       admit exactly these addresses: IP, CIDR or IP:port, comma-separated
+                     (env AGENTREADY_ALLOW)
+  Exits 130 when interrupted (the same command continues), 4 when writing failed.
 
 Webhook verify flags (docs/webhooks.md):
   --secret S         the monitor's whsec_ secret (better: env AGENTREADY_WEBHOOK_SECRET,
@@ -110,14 +146,16 @@ Exit codes: 0 done, 1 --min-level/--min-score not reached (webhook verify: not v
 
 // commands are the subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"scan":    scanCmd,
-	"repo":    repoCmd,
-	"checks":  checksCmd,
-	"tools":   toolsCmd,
-	"keygen":  keygenCmd,
-	"serve":   serveCmd,
-	"webhook": webhookCmd,
-	"help":    func(_ []string, stdout, _ io.Writer) int { fmt.Fprint(stdout, usage); return exitOK },
+	"scan":        scanCmd,
+	"repo":        repoCmd,
+	"checks":      checksCmd,
+	"tools":       toolsCmd,
+	"keygen":      keygenCmd,
+	"serve":       serveCmd,
+	"healthcheck": healthcheckCmd,
+	"webhook":     webhookCmd,
+	"survey":      surveyCmd,
+	"help":        func(_ []string, stdout, _ io.Writer) int { fmt.Fprint(stdout, usage); return exitOK },
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -239,9 +277,9 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	res, stats, err := sc.ScanWithStats(ctx, pos[0], prog.event)
 	prog.done()
 	if err != nil {
-		var se *engine.ScanError
+		var se *apierr.Error
 		if !errors.As(err, &se) {
-			se = &engine.ScanError{Code: apierr.Internal, Message: "the scan failed unexpectedly (a bug in the scanner); report the URL if it keeps failing"}
+			se = &apierr.Error{Code: apierr.Internal, Message: "the scan failed unexpectedly (a bug in the scanner); report the URL if it keeps failing"}
 		}
 		if f.json {
 			writeJSON(stdout, apierr.New(se.Code, se.Message))

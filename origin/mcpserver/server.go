@@ -264,11 +264,15 @@ func (s *Server) site(raw string) (string, error) {
 
 // scanErr turns a scan failure into a helpful tool error.
 func scanErr(url string, err error) error {
-	var se *engine.ScanError
+	var se *apierr.Error
 	if errors.As(err, &se) {
 		switch se.Code {
 		case apierr.SiteUnreachable:
-			return &ToolError{"site unreachable: " + se.Message + ". Check that the site is up and publicly reachable, then retry."}
+			msg := "site unreachable: " + se.Message + ". Check that the site is up and publicly reachable, then retry."
+			if se.Docs != "" {
+				msg += " See " + se.Docs
+			}
+			return &ToolError{msg}
 		case apierr.InvalidURL:
 			return &ToolError{"invalid url: " + se.Message}
 		}
