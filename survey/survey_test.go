@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/bench/surveybench/synthweb"
+	"github.com/agentready/agentready/internal/synthweb"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"

@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/bench/internal/benchkit"
-	"github.com/agentready/agentready/bench/surveybench/synthweb"
+	"github.com/agentready/agentready/internal/synthweb"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/survey"
