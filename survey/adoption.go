@@ -20,7 +20,9 @@ type Counts struct {
 	NA      int `json:"na"`
 }
 
-func (c *Counts) add(s report.Status) {
+// Add counts one site whose check or signal had status s (anything but
+// pass, partial and fail counts as not applicable).
+func (c *Counts) Add(s report.Status) {
 	switch s {
 	case report.Pass:
 		c.Pass++
@@ -53,7 +55,7 @@ func (t Tally) add(s Statuses) {
 			c = &Counts{}
 			t[e.ID] = c
 		}
-		c.add(e.Status)
+		c.Add(e.Status)
 	}
 }
 
@@ -305,4 +307,19 @@ func (ad *Adoption) ErrorKeys() []string {
 		return strings.Compare(keys[i], keys[j]) < 0
 	})
 	return keys
+}
+
+// checksByLevel groups the check ids of m by the level of the catalog's
+// check, and lists apart the ids this version's catalog does not know (a
+// merge of results written by another version).
+func checksByLevel(m Tally) (byLevel map[int][]string, unknown []string) {
+	byLevel = map[int][]string{}
+	for _, id := range m.IDs() {
+		if c, ok := checks.ByID(id); ok {
+			byLevel[c.Level] = append(byLevel[c.Level], id)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	return byLevel, unknown
 }

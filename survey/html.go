@@ -91,15 +91,7 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	// Checks, by level.
 	p("<section id=\"checks\">\n<h2>Checks</h2>\n<p>Among the %s judged sites, how many pass, are partial, fail, or are not applicable, check by check.</p>\n", num(ad.Sites))
 	legend(&b)
-	byLevel := map[int][]string{}
-	var other []string
-	for _, id := range ad.Checks.IDs() {
-		if c, ok := checks.ByID(id); ok {
-			byLevel[c.Level] = append(byLevel[c.Level], id)
-		} else {
-			other = append(other, id)
-		}
-	}
+	byLevel, other := checksByLevel(ad.Checks)
 	for lv := 1; lv <= 4; lv++ {
 		ids := byLevel[lv]
 		if len(ids) == 0 {

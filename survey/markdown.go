@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/report"
 )
 
@@ -40,15 +39,7 @@ func WriteMarkdown(w io.Writer, ad *Adoption) {
 	}
 
 	p("\n## Checks\n\nAmong the %s judged sites.\n", num(ad.Sites))
-	byLevel := map[int][]string{}
-	var other []string
-	for _, id := range ad.Checks.IDs() {
-		if c, ok := checks.ByID(id); ok {
-			byLevel[c.Level] = append(byLevel[c.Level], id)
-		} else {
-			other = append(other, id)
-		}
-	}
+	byLevel, other := checksByLevel(ad.Checks)
 	for lv := 1; lv <= 4; lv++ {
 		if len(byLevel[lv]) > 0 {
 			p("\n### Level %d · %s\n\n", lv, report.LevelName(lv))

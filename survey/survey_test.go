@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/synthweb"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"
+	"github.com/agentready/agentready/internal/synthweb"
 	"github.com/agentready/agentready/survey"
 )
 

@@ -68,28 +68,18 @@ func (e *Expected) Add(rank int, v Verdicts) {
 		}
 		s.sites++
 		for id, st := range v.Checks {
-			s.checks[id] = bump(s.checks[id], st)
+			c := s.checks[id]
+			c.Add(report.Status(st))
+			s.checks[id] = c
 		}
 		for id, st := range v.Signals {
-			s.signals[id] = bump(s.signals[id], st)
+			c := s.signals[id]
+			c.Add(report.Status(st))
+			s.signals[id] = c
 		}
 		s.levels[level]++
 		s.scores[min(value/10, 9)]++
 	}
-}
-
-func bump(c survey.Counts, st string) survey.Counts {
-	switch report.Status(st) {
-	case report.Pass:
-		c.Pass++
-	case report.Partial:
-		c.Partial++
-	case report.Fail:
-		c.Fail++
-	default:
-		c.NA++
-	}
-	return c
 }
 
 // Compare lists every count of ad that is not the expected one (the
