@@ -45,7 +45,9 @@ FUZZ_TARGETS := \
 	./engine/fetch:FuzzParseAllowList \
 	./engine/jsonerr:FuzzDescribe \
 	./internal/stack:FuzzClientAddr \
-	./edge/workers:FuzzRequestHead
+	./edge/workers:FuzzRequestHead \
+	./origin/store:FuzzParseRedisURL \
+	./survey:FuzzParseList
 
 .PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-deep bench-survey screenshots docs fmt clean image deploy-local test-deploy
 
