@@ -1,7 +1,10 @@
 // Package workers is the edge's platform on Cloudflare Workers (GOOS=js):
 // origin calls and streaming through fetch to ORIGIN_URL, the Cache API, and
 // daily allowances in Redis over a Workers TCP socket (REDIS_URL) running
-// redis_rate's own GCRA script, so Workers and origins share one count.
+// redis_rate's own GCRA script, so Workers and origins share one count. On a
+// Redis Cluster (REDIS_URL with several seed nodes, as the origin reads it)
+// the script goes to the node that holds its key's slot, following MOVED
+// and ASK (decide).
 //
 // index.mjs, the Worker's entry module, starts one Go program per isolate on
 // the isolate's first request and dispatches every request into it (Serve);

@@ -160,6 +160,14 @@ function start(env) {
           },
         };
         if (call) call.sockets.add(conn);
+        // Settles once the node has accepted the connection (or refused it,
+        // or not answered in time), so that Go can try the next seed node.
+        try {
+          await within(socket.opened, SOCKET_TIMEOUT_MS);
+        } catch (e) {
+          conn.close();
+          throw new Error("cannot connect to " + addr + ": " + ((e && e.message) || e));
+        }
         return conn;
       })());
     },

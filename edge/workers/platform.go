@@ -20,11 +20,13 @@ import (
 
 // Platform implements edge.Platform on Cloudflare Workers, through the host
 // functions of the entry module (index.mjs). It is made once per isolate and
-// shared by every request: it holds settings only. Everything with I/O —
+// shared by every request: it holds settings, and what it has learnt of a
+// Redis Cluster's slots (addresses, no sockets). Everything with I/O —
 // origin fetches, cache reads and writes, Redis sockets — is started by the
 // request's own goroutine and belongs to that request.
 type Platform struct {
-	s Settings
+	s     Settings
+	slots slotMap // where a Redis Cluster keeps its slots, as last learnt
 }
 
 // New builds the platform from settings read by ReadSettings.
@@ -32,21 +34,22 @@ func New(s Settings) *Platform { return &Platform{s: s} }
 
 func (p *Platform) Now() time.Time { return time.Now() }
 
-// Allow runs redis_rate's GCRA script in Redis over a socket of the request's
+// Allow runs redis_rate's GCRA script in Redis over sockets of the request's
 // own (Workers refuse a socket opened by another request: "Cannot perform I/O
-// on behalf of a different request"), closed before Allow returns.
+// on behalf of a different request"), each closed before Allow returns: one
+// socket, or on a Redis Cluster up to three when a MOVED or ASK redirects
+// the decision. Why a decision failed goes to the Worker's log; the caller
+// is told only that the allowance store does not answer.
 func (p *Platform) Allow(ctx context.Context, key string, limit int, period time.Duration, n int) (edge.Decision, error) {
-	conn, err := dial(idOf(ctx), p.s.Redis.Addr, p.s.Redis.TLS)
+	id := idOf(ctx)
+	v, err := decide(func(addr string) (io.ReadWriteCloser, error) { return dial(id, addr, p.s.Redis.TLS) },
+		p.s.Redis, &p.slots, p.s.Prefix+key, limit, period, n)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "edge: allowance store:", err)
 		return edge.Decision{}, err
 	}
-	defer conn.Close()
-	allowed, remaining, retry, reset, err := decide(conn, p.s.Redis, p.s.Prefix+key, limit, period, n)
-	if err != nil {
-		return edge.Decision{}, err
-	}
-	return edge.Decision{Allowed: allowed > 0, Limit: limit, Remaining: int(remaining),
-		RetryAfter: time.Duration(retry * float64(time.Second)), ResetAfter: time.Duration(reset * float64(time.Second))}, nil
+	return edge.Decision{Allowed: v.allowed > 0, Limit: limit, Remaining: int(v.remaining),
+		RetryAfter: time.Duration(v.retry * float64(time.Second)), ResetAfter: time.Duration(v.reset * float64(time.Second))}, nil
 }
 
 // originURL is the origin's URL for r's path and query.
@@ -239,4 +242,4 @@ func (c *conn) Close() error {
 	return nil
 }
 
-var _ io.ReadWriter = (*conn)(nil)
+var _ io.ReadWriteCloser = (*conn)(nil)

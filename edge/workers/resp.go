@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // A minimal RESP2 client: one EVAL per decision. go-redis would add about
 // 2 MB gzip to the module (over the Workers free plan's 3 MiB limit) for this.
+
+// redisError is an error reply, its text as Redis sent it ("MOVED 3999 …").
+type redisError string
+
+func (e redisError) Error() string { return "redis: " + string(e) }
 
 // writeCommand encodes a command as a RESP array of bulk strings.
 func writeCommand(w io.Writer, args ...string) error {
@@ -42,7 +45,7 @@ func readReply(r *bufio.Reader, depth int) (any, error) {
 	case '+':
 		return line[1:], nil
 	case '-':
-		return nil, errors.New("redis: " + line[1:])
+		return nil, redisError(line[1:])
 	case ':':
 		return strconv.ParseInt(line[1:], 10, 64)
 	case '$':
@@ -114,90 +117,26 @@ end
 local retry_after = -1
 return {cost, remaining, tostring(retry_after), tostring(reset_after)}`
 
-// gcraReply parses the script's reply: allowed, remaining, retry and reset seconds.
-func gcraReply(v any) (allowed, remaining int64, retry, reset float64, err error) {
+// verdict is the script's answer: events allowed (0: denied), events left,
+// and the seconds until a denied request may succeed (-1 when allowed) and
+// until the allowance is whole again.
+type verdict struct {
+	allowed, remaining int64
+	retry, reset       float64
+}
+
+// gcraReply parses the script's reply.
+func gcraReply(v any) (verdict, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) != 4 {
-		return 0, 0, 0, 0, errors.New("unexpected reply from the rate-limit script")
+		return verdict{}, errors.New("unexpected reply from the rate-limit script")
 	}
-	allowed, _ = arr[0].(int64)
-	remaining, _ = arr[1].(int64)
+	var out verdict
+	out.allowed, _ = arr[0].(int64)
+	out.remaining, _ = arr[1].(int64)
 	rs, _ := arr[2].(string)
 	ts, _ := arr[3].(string)
-	retry, _ = strconv.ParseFloat(rs, 64)
-	reset, _ = strconv.ParseFloat(ts, 64)
-	return allowed, remaining, retry, reset, nil
-}
-
-// Target is how the Worker reaches Redis.
-type Target struct {
-	Addr           string // host:port
-	User, Password string // AUTH, when set
-	DB             int    // SELECT, when not 0
-	TLS            bool   // rediss://
-}
-
-// ParseTarget reads REDIS_URL (redis:// or rediss://[user:password@]host[:port][/db])
-// or, when that is empty, REDIS_ADDR (host:port).
-func ParseTarget(redisURL, addr string) (Target, error) {
-	if redisURL == "" {
-		if addr == "" {
-			return Target{}, errors.New("neither REDIS_URL nor REDIS_ADDR is set: a Worker keeps no allowances of its own, so they need a Redis")
-		}
-		return Target{Addr: addr}, nil
-	}
-	u, err := url.Parse(redisURL)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Hostname() == "" {
-		// The URL may carry a password: the message never repeats it.
-		return Target{}, errors.New("REDIS_URL is not redis://[user:password@]host[:port][/db] (or rediss://)")
-	}
-	t := Target{Addr: u.Host, TLS: u.Scheme == "rediss"}
-	if u.Port() == "" {
-		t.Addr = u.Hostname() + ":6379"
-	}
-	if u.User != nil {
-		t.User = u.User.Username()
-		t.Password, _ = u.User.Password()
-		if t.Password == "" { // redis://password@host, as go-redis reads it
-			t.User, t.Password = "", t.User
-		}
-	}
-	if db := strings.Trim(u.Path, "/"); db != "" {
-		if t.DB, err = strconv.Atoi(db); err != nil || t.DB < 0 {
-			return Target{}, fmt.Errorf("REDIS_URL: the database %q is not a number", db)
-		}
-	}
-	return t, nil
-}
-
-// decide runs redis_rate's GCRA over one connection: AUTH and SELECT as the
-// target needs, then the script, pipelined into one round trip.
-func decide(conn io.ReadWriter, t Target, key string, limit int, period time.Duration, n int) (allowed, remaining int64, retry, reset float64, err error) {
-	var cmds [][]string
-	if t.Password != "" {
-		if t.User != "" {
-			cmds = append(cmds, []string{"AUTH", t.User, t.Password})
-		} else {
-			cmds = append(cmds, []string{"AUTH", t.Password})
-		}
-	}
-	if t.DB != 0 {
-		cmds = append(cmds, []string{"SELECT", strconv.Itoa(t.DB)})
-	}
-	cmds = append(cmds, []string{"EVAL", gcraScript, "1", key, strconv.Itoa(limit), strconv.Itoa(limit), strconv.Itoa(int(period.Seconds())), strconv.Itoa(n)})
-	var b strings.Builder
-	for _, c := range cmds {
-		writeCommand(&b, c...)
-	}
-	if _, err := io.WriteString(conn, b.String()); err != nil {
-		return 0, 0, 0, 0, err
-	}
-	rd := bufio.NewReader(conn)
-	var v any
-	for _, c := range cmds {
-		if v, err = readReply(rd, 0); err != nil {
-			return 0, 0, 0, 0, fmt.Errorf("%s: %w", c[0], err)
-		}
-	}
-	return gcraReply(v)
+	out.retry, _ = strconv.ParseFloat(rs, 64)
+	out.reset, _ = strconv.ParseFloat(ts, 64)
+	return out, nil
 }

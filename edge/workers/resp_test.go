@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -25,12 +26,23 @@ func TestRESP(t *testing.T) {
 	}
 	r := bufio.NewReader(strings.NewReader("*4\r\n:1\r\n:7\r\n$2\r\n-1\r\n$3\r\n2.5\r\n"))
 	v, err := readReply(r, 0)
-	a, rem, retry, reset, err2 := gcraReply(v)
-	if err != nil || err2 != nil || a != 1 || rem != 7 || retry != -1 || reset != 2.5 {
+	got, err2 := gcraReply(v)
+	if err != nil || err2 != nil || got != (verdict{allowed: 1, remaining: 7, retry: -1, reset: 2.5}) {
 		t.Errorf("%v %v %v", v, err, err2)
 	}
-	if _, err := readReply(bufio.NewReader(strings.NewReader("-ERR nope\r\n")), 0); err == nil {
-		t.Error("error replies are errors")
+	_, err = readReply(bufio.NewReader(strings.NewReader("-MOVED 3999 127.0.0.1:6381\r\n")), 0)
+	var re redisError
+	if !errors.As(err, &re) || string(re) != "MOVED 3999 127.0.0.1:6381" {
+		t.Errorf("an error reply is a redisError with Redis's text: %v", err)
+	}
+}
+
+// netDial is the dialer of the tests that talk to a real Redis outside
+// workerd; dials counts the connections it opened.
+func netDial(dials *int) dialer {
+	return func(addr string) (io.ReadWriteCloser, error) {
+		*dials++
+		return net.DialTimeout("tcp", addr, 5*time.Second)
 	}
 }
 
@@ -42,38 +54,37 @@ func TestScriptAgreesWithRedisRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.Dial("tcp", target.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	var dials int
 	key := "rltest-resp:" + strconv.FormatInt(time.Now().UnixNano(), 10)
 	rc := redis.NewClient(opt)
 	defer rc.Close()
 	lib := ratelimit.NewRedis(rc)
 	// Through decide, as the Worker does (with SELECT when REDIS_URL names a database).
-	script := func() (int64, int64) {
-		a, rem, _, _, err := decide(conn, target, "rate:"+key, 3, 24*time.Hour, 1)
+	script := func() verdict {
+		v, err := decide(netDial(&dials), target, &slotMap{}, "rate:"+key, 3, 24*time.Hour, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return a, rem
+		return v
 	}
 	// Alternate our script and redis_rate on one key: they share one count.
-	if a, rem := script(); a != 1 || rem != 2 {
-		t.Fatalf("first call: %d %d", a, rem)
+	if v := script(); v.allowed != 1 || v.remaining != 2 {
+		t.Fatalf("first call: %+v", v)
 	}
 	if res, err := lib.AllowN(context.Background(), key, ratelimit.PerDay(3), 1); err != nil || res.Allowed != 1 || res.Remaining != 1 {
 		t.Fatalf("second call through redis_rate: %+v %v", res, err)
 	}
-	if a, rem := script(); a != 1 || rem != 0 {
-		t.Fatalf("third call: %d %d", a, rem)
+	if v := script(); v.allowed != 1 || v.remaining != 0 {
+		t.Fatalf("third call: %+v", v)
 	}
 	if res, _ := lib.AllowN(context.Background(), key, ratelimit.PerDay(3), 1); res.Allowed != 0 {
 		t.Fatalf("fourth call through redis_rate must be denied: %+v", res)
 	}
-	if a, _, retry, _, err := decide(conn, target, "rate:"+key, 3, 24*time.Hour, 1); a != 0 || retry <= 0 || err != nil {
-		t.Errorf("fifth call over a limit of 3 must be denied: %d %v %v", a, retry, err)
+	if v := script(); v.allowed != 0 || v.retry <= 0 {
+		t.Errorf("fifth call over a limit of 3 must be denied: %+v", v)
+	}
+	if dials != 3 {
+		t.Errorf("3 decisions on one Redis opened %d connections, want one each", dials)
 	}
 }
 
@@ -90,35 +101,16 @@ func FuzzReadReply(f *testing.F) {
 	})
 }
 
-func TestParseTarget(t *testing.T) {
-	for _, c := range []struct {
-		url, addr string
-		want      Target
-		bad       bool
-	}{
-		{"", "10.0.0.1:6380", Target{Addr: "10.0.0.1:6380"}, false},
-		{"redis://cache.example:6390/2", "ignored:1", Target{Addr: "cache.example:6390", DB: 2}, false},
-		{"rediss://default:s3cret@cache.example", "", Target{Addr: "cache.example:6379", User: "default", Password: "s3cret", TLS: true}, false},
-		{"redis://s3cret@cache.example:6379", "", Target{Addr: "cache.example:6379", Password: "s3cret"}, false},
-		{"", "", Target{}, true},
-		{"http://cache.example", "", Target{}, true},
-		{"redis://cache.example/x", "", Target{}, true},
-	} {
-		got, err := ParseTarget(c.url, c.addr)
-		if (err != nil) != c.bad || (!c.bad && got != c.want) {
-			t.Errorf("%q %q: %+v %v", c.url, c.addr, got, err)
-		}
-	}
-}
-
 // AUTH and SELECT go before the script, and a refused AUTH is an error, not a decision.
 func TestDecidePreamble(t *testing.T) {
 	var sent bytes.Buffer
 	conn := struct {
 		io.Reader
 		io.Writer
-	}{strings.NewReader("-WRONGPASS invalid username-password pair\r\n+OK\r\n*4\r\n:1\r\n:2\r\n$2\r\n-1\r\n$1\r\n9\r\n"), &sent}
-	_, _, _, _, err := decide(conn, Target{Password: "p", DB: 3}, "k", 3, time.Hour, 1)
+		io.Closer
+	}{strings.NewReader("-WRONGPASS invalid username-password pair\r\n+OK\r\n*4\r\n:1\r\n:2\r\n$2\r\n-1\r\n$1\r\n9\r\n"), &sent, io.NopCloser(nil)}
+	dial := func(string) (io.ReadWriteCloser, error) { return conn, nil }
+	_, err := decide(dial, Target{Seeds: []string{"redis.example:6379"}, Password: "p", DB: 3}, &slotMap{}, "k", 3, time.Hour, 1)
 	if err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
 		t.Errorf("refused AUTH: %v", err)
 	}

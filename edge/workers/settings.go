@@ -62,7 +62,7 @@ func ReadSettings(getenv func(string) string) (edge.Config, Settings, error) {
 	}
 	redisURL, addr := strings.TrimSpace(getenv("REDIS_URL")), strings.TrimSpace(getenv("REDIS_ADDR"))
 	if redisURL == "" && addr == "" || placeholder(redisURL) {
-		_, err = required(getenv, "REDIS_URL", "the Redis that holds the allowances, redis:// or rediss://[user:password@]host[:port][/db]")
+		_, err = required(getenv, "REDIS_URL", "the Redis that holds the allowances, redis:// or rediss://[user:password@]host[:port][/db] (host:port,host:port,… for a Redis Cluster)")
 		return edge.Config{}, s, err
 	}
 	if s.Redis, err = ParseTarget(redisURL, addr); err != nil {

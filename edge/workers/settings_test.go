@@ -2,6 +2,7 @@ package workers
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestReadSettings(t *testing.T) {
 			case c.setting == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
 			case c.setting == "":
-				if s.Origin.String() != good["ORIGIN_URL"] || s.Redis != (Target{Addr: "redis.example.com:6380", User: "default", Password: "s3cret", DB: 2, TLS: true}) || s.Prefix != "rate:" {
+				if s.Origin.String() != good["ORIGIN_URL"] || !reflect.DeepEqual(s.Redis, Target{Seeds: []string{"redis.example.com:6380"}, User: "default", Password: "s3cret", DB: 2, TLS: true}) || s.Prefix != "rate:" {
 					t.Errorf("settings %+v", s)
 				}
 			case !errors.As(err, &ce) || ce.Setting != c.setting:
@@ -60,7 +61,7 @@ func TestReadSettings(t *testing.T) {
 	}
 	addr := with("REDIS_URL", "")
 	addr["REDIS_ADDR"] = "10.0.0.5:6379"
-	if _, s, err := ReadSettings(func(k string) string { return addr[k] }); err != nil || s.Redis.Addr != "10.0.0.5:6379" {
+	if _, s, err := ReadSettings(func(k string) string { return addr[k] }); err != nil || !reflect.DeepEqual(s.Redis.Seeds, []string{"10.0.0.5:6379"}) {
 		t.Errorf("REDIS_ADDR: %+v %v", s.Redis, err)
 	}
 }

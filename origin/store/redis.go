@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/internal/redisurl"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -99,7 +100,7 @@ func OpenRedisWith(ctx context.Context, url string, o RedisOptions) (*Redis, err
 // parseRedisURL reads the one-Redis form into single, the Cluster form
 // (several host:port) into cluster.
 func parseRedisURL(raw string) (cluster *redis.ClusterOptions, single *redis.Options, err error) {
-	first, hosts := splitHosts(raw)
+	first, hosts := redisurl.SplitHosts(raw)
 	u, err := neturl.Parse(first)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 		return nil, nil, errRedisURL
@@ -121,27 +122,6 @@ func parseRedisURL(raw string) (cluster *redis.ClusterOptions, single *redis.Opt
 	}
 	cluster, err = clusterOptions(first, hosts)
 	return cluster, nil, err
-}
-
-// splitHosts reads the hosts of raw's authority, separated by commas, and
-// returns raw with the first alone in their place (net/url reads one
-// host, and no list of bracketed IPv6 addresses).
-func splitHosts(raw string) (first string, hosts []string) {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return raw, []string{raw}
-	}
-	rest := raw[i+3:]
-	end := len(rest)
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		end = j
-	}
-	userinfo, list := "", rest[:end]
-	if at := strings.LastIndexByte(list, '@'); at >= 0 {
-		userinfo, list = list[:at+1], list[at+1:]
-	}
-	hosts = strings.Split(list, ",")
-	return raw[:i+3] + userinfo + hosts[0] + rest[end:], hosts
 }
 
 // clusterOptions reads the user, password, TLS and query settings of raw
@@ -400,11 +380,18 @@ func Open(ctx context.Context, dataDir, redisURL string) (Backend, error) {
 }
 
 // The history hash and its ranking are written in one transaction: one
-// hash tag puts them in one slot of a Cluster.
+// hash tag puts them in one slot of a Cluster. A site's series is one key
+// of its own (seriesKey), written alone, so the series spread over the
+// Cluster's slots.
 const (
 	keyHistory     = "{history}"
 	keyHistoryRank = "{history}:rank"
+	keySeries      = "series:"
 )
+
+// seriesKey names url's series. Written and read alone, it needs no hash
+// tag; a brace in url at most picks another slot for it.
+func seriesKey(url string) string { return keySeries + url }
 
 type redisHistory struct{ r *Redis }
 
@@ -415,14 +402,54 @@ func (h redisHistory) Record(ctx context.Context, e HistoryEntry) error {
 	}
 	// One sorted set ranks by score, newer first on ties: score × 1e11 + Unix seconds.
 	rank := float64(e.Score)*1e11 + float64(e.ScannedAt.Unix())
-	return h.r.do(ctx, func(ctx context.Context) error {
+	key := h.r.prefix + seriesKey(e.URL)
+	conflict := false
+	err = h.r.do(ctx, func(ctx context.Context) error {
 		_, err := h.r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, h.r.prefix+keyHistory, e.URL, b)
 			p.ZAdd(ctx, h.r.prefix+keyHistoryRank, redis.Z{Score: rank, Member: e.URL})
 			return nil
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		// The series is read, grown and written back under WATCH: a record
+		// of the same site by another origin in between makes this one
+		// start again from what that one wrote.
+		for range casTries {
+			err = h.r.c.Watch(ctx, func(tx *redis.Tx) error {
+				cur, err := tx.Get(ctx, key).Bytes()
+				if err != nil && !errors.Is(err, redis.Nil) {
+					return err
+				}
+				_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+					p.Set(ctx, key, appendSeries(cur, e), SeriesIdle)
+					return nil
+				})
+				return err
+			}, key)
+			if !errors.Is(err, redis.TxFailedErr) {
+				return err
+			}
+		}
+		conflict = true
+		return nil
 	})
+	if err == nil && conflict {
+		return ErrConflict
+	}
+	return err
+}
+
+func (h redisHistory) Series(ctx context.Context, url string, checks bool) ([]HistoryEntry, error) {
+	v, err := h.r.get(ctx, seriesKey(url))
+	if errors.Is(err, ErrNotFound) {
+		return []HistoryEntry{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeSeries(url, v, checks)
 }
 
 func (h redisHistory) Top(ctx context.Context, offset, limit int) ([]HistoryEntry, int, error) {
