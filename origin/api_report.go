@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/agentready/agentready/engine/advice"
+	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
 )
 
 // getReport answers the cached report of a site, or 404: it never scans, so
 // the edge can render a shareable result page (and its markdown twin) from
-// it without spending anyone's allowance.
+// it without spending anyone's allowance. The report comes with the site's
+// history and its plan (reportExtra).
 func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
 	url, aerr := s.scans.validateURL(string(ctx.QueryArgs().Peek("url")))
 	if aerr != nil {
@@ -30,9 +34,76 @@ func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, CodeNotFound, "No recent report of this site is cached; scan it with GET /api/scan?url=… (this endpoint never scans)."))
 		return
 	}
+	extra, err := s.scans.reportExtra(c, url, res)
+	if err != nil || len(res.raw) < 2 || res.raw[len(res.raw)-1] != '}' {
+		writeError(ctx, apiErr(500, CodeInternal, "The cached report could not be read (a bug in the service); scan the site again with GET /api/scan?url=…&fresh=1."))
+		return
+	}
 	writeScanned(ctx, res)
 	ctx.Response.Header.Set("Access-Control-Allow-Origin", "*")
-	ctx.SetBody(res.raw)
+	ctx.SetBody(res.raw[:len(res.raw)-1]) // the report's closing brace comes with extra
+	ctx.Write(extra)
+}
+
+// historyPoint is one scan of a site in /api/report's history.
+type historyPoint struct {
+	Timestamp time.Time `json:"timestamp"`
+	Score     int       `json:"score"`
+	Grade     string    `json:"grade"`
+	Level     int       `json:"level"`
+}
+
+// reportExtra is what /api/report adds to a cached report, as the members
+// that close its JSON object: `,"history":[…],"plan":{…}}` (makeExtra).
+// Both follow from the report (the series up to it does not change after
+// it), so they are made once per report and kept while it may be served:
+// a scan makes them as it ends, and a report read from the cache is
+// decoded only by its first reader here.
+func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned) ([]byte, error) {
+	if e, ok := s.extras.get(url, time.Now()); ok && e.at.Equal(sc.scannedAt) {
+		return e.raw, nil
+	}
+	r, err := sc.result()
+	if err != nil {
+		return nil, err
+	}
+	series, err := s.history.Series(ctx, r.URL, false)
+	extra := makeExtra(series, r)
+	if err == nil { // else history is this report alone: not kept, the next read tries again
+		s.keepExtra(url, sc.scannedAt, extra)
+	}
+	return extra, nil
+}
+
+func (s *scanner) keepExtra(url string, scannedAt time.Time, extra []byte) {
+	s.extras.put(url, hotEntry{raw: extra, at: scannedAt, expires: scannedAt.Add(s.cfg.CacheTTL)})
+}
+
+// makeExtra makes r's history and plan. history is series (r's site's)
+// up to r, oldest first, ending with r, at most store.SeriesMax; plan is
+// engine/advice's plan for r, exactly what `agentready scan --recommend
+// --json` and the MCP tool get_recommendations give for it.
+func makeExtra(series []store.HistoryEntry, r *report.Result) []byte {
+	points := make([]historyPoint, 0, len(series)+1)
+	for _, e := range series {
+		if !e.ScannedAt.After(r.Timestamp) { // a later scan another origin recorded is not r's past
+			points = append(points, historyPoint{Timestamp: e.ScannedAt, Score: e.Score, Grade: e.Grade, Level: e.Level})
+		}
+	}
+	// The newest of the same second is r (timestamps are whole seconds;
+	// the series has r unless its record failed, or is not made yet).
+	if n := len(points); n > 0 && points[n-1].Timestamp.Equal(r.Timestamp) {
+		points = points[:n-1]
+	}
+	points = append(points, historyPoint{Timestamp: r.Timestamp, Score: r.Score.Value, Grade: r.Score.Grade, Level: r.CurrentLevel})
+	if len(points) > store.SeriesMax {
+		points = points[len(points)-store.SeriesMax:]
+	}
+	hist, _ := json.Marshal(points)        // times, ints and strings: cannot fail
+	plan, _ := json.Marshal(advice.For(r)) // likewise
+	extra := make([]byte, 0, len(hist)+len(plan)+len(`,"history":,"plan":}`))
+	extra = append(append(append(extra, `,"history":`...), hist...), `,"plan":`...)
+	return append(append(extra, plan...), '}')
 }
 
 // showcaseMax is the most sites one showcase answer lists.

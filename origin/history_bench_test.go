@@ -12,15 +12,22 @@ import (
 
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )
 
 // What writing history before a scan answers costs the answer: one
-// History.Record per scan (not per caller), on each backend. Compare with
-// BenchmarkFreshScanAnswer, the whole answer it is part of.
+// History.Record per scan (not per caller), on each backend, with the 48
+// checks' marks its site's series keeps (512 sites, so each series fills
+// to its 30). Compare with BenchmarkFreshScanAnswer, the whole answer it
+// is part of.
 func BenchmarkHistoryRecord(b *testing.B) {
+	marks := make(report.Marks, 48)
+	for i := range marks {
+		marks[i] = report.Mark{ID: fmt.Sprintf("%d.%d", 1+i/18, 1+i%18), Status: report.Pass, Message: report.MessageHash(fmt.Sprint("message ", i))}
+	}
 	backends := map[string]func(b *testing.B) store.Backend{
 		"embedded": func(b *testing.B) store.Backend {
 			st, err := store.OpenEmbedded(b.TempDir())
@@ -52,7 +59,7 @@ func BenchmarkHistoryRecord(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				e := store.HistoryEntry{URL: fmt.Sprintf("https://site-%d.example/", i%512), Score: i % 100, Grade: "B", Level: 2, LevelName: "Readable", ScannedAt: time.Now()}
+				e := store.HistoryEntry{URL: fmt.Sprintf("https://site-%d.example/", i%512), Score: i % 100, Grade: "B", Level: 2, LevelName: "Readable", ScannedAt: time.Now(), Checks: marks}
 				if err := h.Record(ctx, e); err != nil {
 					b.Fatal(err)
 				}

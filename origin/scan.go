@@ -227,6 +227,7 @@ type scanner struct {
 	m       *metrics
 	flights flights
 	hot     hotCache
+	extras  hotCache        // what /api/report adds to a report (reportExtra), by site, with the report's time
 	persist sync.WaitGroup  // flights and their cache writes
 	base    context.Context // canceled when the server gives up on draining
 	// shoot, when set, is told of every scan, fresh or from the cache (the
@@ -348,18 +349,31 @@ func (s *scanner) run(ctx context.Context, url string, publish func(engine.Event
 		return nil, err
 	}
 	s.m.scanDuration(time.Since(start))
+	// The report says what changed since the site's scan before, read from
+	// the history before this one joins it. Neither the read nor the write
+	// below can fail the scan: without the history the report only lacks
+	// previous, and the showcase and the series miss this run.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	sum := res.Summary()
+	series, serr := s.history.Series(wctx, res.URL, true)
+	if before, ok := lastBefore(series, res.Timestamp); ok {
+		p := report.Compare(before, res)
+		res.Previous = &p
+	}
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
 	// History is written before anyone is answered (the hot cache below
-	// answers too), so a caller never sees a scan that the showcase does not
-	// know yet. It costs one store write per scan, not per caller; its
-	// failure is not the scan's: the report is still right, the showcase
-	// just misses this run.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	_ = s.history.Record(wctx, store.HistoryEntry{URL: res.URL, Score: res.Score.Value, Grade: res.Score.Grade, Level: res.CurrentLevel, LevelName: res.Score.LevelName, ScannedAt: res.Timestamp})
-	cancel()
+	// answers too), so a caller never sees a scan that the showcase and
+	// the site's series do not know yet. It costs one store write per
+	// scan, not per caller. /api/report's additions are made now, from
+	// the series read above, while the result needs no decoding.
+	e := store.HistoryEntry{URL: res.URL, Score: sum.Score, Grade: sum.Grade, Level: sum.Level, LevelName: sum.LevelName, ScannedAt: sum.Timestamp, Checks: sum.Checks}
+	if err := s.history.Record(wctx, e); err == nil && serr == nil {
+		s.keepExtra(url, res.Timestamp, makeExtra(append(series, e), res))
+	}
 	s.hot.put(url, hotEntry{raw: raw, at: res.Timestamp, expires: minTime(time.Now().Add(hotTTL), res.Timestamp.Add(s.cfg.CacheTTL))})
 	// The shared cache is written off the answer's path: until it lands the
 	// hot cache answers repeats here, and another origin merely scans again.
@@ -374,6 +388,18 @@ func (s *scanner) run(ctx context.Context, url string, publish func(engine.Event
 		s.shoot(url, false)
 	}
 	return &scanned{decoded: res, raw: raw, scannedAt: res.Timestamp}, nil
+}
+
+// lastBefore is the summary of the newest outcome of series scanned at or
+// before at (another origin may have recorded a later scan meanwhile),
+// when it kept its checks: without them nothing can be compared.
+func lastBefore(series []store.HistoryEntry, at time.Time) (report.Summary, bool) {
+	for i := len(series) - 1; i >= 0; i-- {
+		if e := series[i]; !e.ScannedAt.After(at) {
+			return report.Summary{Timestamp: e.ScannedAt, Score: e.Score, Grade: e.Grade, Level: e.Level, LevelName: e.LevelName, Checks: e.Checks}, e.Checks != nil
+		}
+	}
+	return report.Summary{}, false
 }
 
 // scan is the one way every transport scans: url from the cache (unless

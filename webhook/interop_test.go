@@ -333,3 +333,46 @@ func mustDecode(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// The payload docs/webhooks.md shows is a webhook.Event, member for member:
+// every member it shows is one of the type's, and it shows every member a
+// scheduled delivery after the baseline carries.
+func TestDocsPayloadSample(t *testing.T) {
+	blocks := fenced(docsFile(t), "json")
+	if len(blocks) != 1 {
+		t.Fatalf("docs/webhooks.md has %d json blocks, want 1 (the payload)", len(blocks))
+	}
+	dec := json.NewDecoder(strings.NewReader(blocks[0]))
+	dec.DisallowUnknownFields()
+	var ev webhook.Event
+	if err := dec.Decode(&ev); err != nil {
+		t.Fatalf("the sample payload is not a webhook.Event: %v", err)
+	}
+	var shown map[string]any
+	json.Unmarshal([]byte(blocks[0]), &shown)
+	b, _ := json.Marshal(ev)
+	var sent map[string]any
+	json.Unmarshal(b, &sent)
+	var missing func(path string, sent, shown any)
+	missing = func(path string, sent, shown any) {
+		switch s := sent.(type) {
+		case map[string]any:
+			sh, _ := shown.(map[string]any)
+			for k, v := range s {
+				if _, ok := sh[k]; !ok {
+					t.Errorf("the sample does not show %s%s", path, k)
+					continue
+				}
+				missing(path+k+".", v, sh[k])
+			}
+		case []any:
+			if sh, _ := shown.([]any); len(sh) > 0 && len(s) > 0 {
+				missing(path, s[0], sh[0])
+			}
+		}
+	}
+	missing("", sent, shown)
+	if p := ev.Data.Previous; p == nil || len(p.NewlyPassing) == 0 || p.NewlyFailing == nil || len(p.Changed) == 0 || p.Timestamp.IsZero() {
+		t.Errorf("the sample's previous shows no change of each kind: %+v", p)
+	}
+}

@@ -73,10 +73,32 @@ type Data struct {
 	ScheduledFor time.Time `json:"scheduled_for"` // the scheduled run this event comes from
 }
 
-// Previous is the score and level of the monitor's scan before this one.
+// Previous is the monitor's scan before this one, and what changed since:
+// the checks that pass now and did not (NewlyPassing), that fail now and
+// did not (NewlyFailing), and every other check whose status or message
+// changed (Changed), each in catalog order. The lists are empty when
+// nothing changed, and null when the previous scan's checks are not known
+// (a monitor's first run after agentready learned to compare them).
 type Previous struct {
-	Score int `json:"score"`
-	Level int `json:"level"`
+	Score        int       `json:"score"`
+	Level        int       `json:"level"`
+	Timestamp    time.Time `json:"timestamp"` // when the previous scan ran
+	Grade        string    `json:"grade"`
+	LevelName    string    `json:"level_name"`
+	NewlyPassing []Change  `json:"newly_passing"`
+	NewlyFailing []Change  `json:"newly_failing"`
+	Changed      []Change  `json:"changed"`
+}
+
+// Change is one check whose verdict or message differs from the previous
+// scan's: its status then and now (pass, partial, fail or na), and its
+// message now.
+type Change struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Message string `json:"message"`
 }
 
 // The errors Verify and Parse return wrap one of these, so a receiver can

@@ -374,7 +374,10 @@ func event() webhook.Event {
 		ID: "evt_abc", Type: webhook.EventScoreChanged, CreatedAt: t0, MonitorID: "mon_xyz",
 		Data: webhook.Data{
 			URL: "https://example.com/", Score: 72, Grade: "C", Level: 2, LevelName: "Usable",
-			Previous: &webhook.Previous{Score: 64, Level: 1}, ReportURL: "https://agentready.example/r", ScheduledFor: t0.Add(-4 * time.Second),
+			Previous: &webhook.Previous{Score: 64, Level: 1, Timestamp: t0.Add(-24 * time.Hour), Grade: "D", LevelName: "Discoverable",
+				NewlyPassing: []webhook.Change{{ID: "2.3", Name: "OpenAPI operations", From: "partial", To: "pass", Message: "Every operation has a summary."}},
+				NewlyFailing: []webhook.Change{}, Changed: []webhook.Change{}},
+			ReportURL: "https://agentready.example/r", ScheduledFor: t0.Add(-4 * time.Second),
 		},
 	}
 }
@@ -406,6 +409,20 @@ func TestEventJSON(t *testing.T) {
 		if _, ok := data[k]; !ok {
 			t.Errorf("no data.%q in %s", k, b)
 		}
+	}
+	// After the baseline: the previous scan and what changed since, every
+	// list present (empty, not absent, when nothing moved that way).
+	b, _ = json.Marshal(event())
+	m = nil
+	json.Unmarshal(b, &m)
+	prev := m["data"].(map[string]any)["previous"].(map[string]any)
+	for _, k := range []string{"score", "level", "timestamp", "grade", "level_name", "newly_passing", "newly_failing", "changed"} {
+		if v, ok := prev[k]; !ok || v == nil {
+			t.Errorf("no data.previous.%s in %s", k, b)
+		}
+	}
+	if c := prev["newly_passing"].([]any)[0].(map[string]any); c["id"] != "2.3" || c["from"] != "partial" || c["to"] != "pass" || c["name"] == "" || c["message"] == "" {
+		t.Errorf("a change: %v", c)
 	}
 	ev.Test = true
 	b, _ = json.Marshal(ev)

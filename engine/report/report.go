@@ -95,6 +95,9 @@ type Result struct {
 	// Signals are the identity and commerce signals (not scored): always
 	// present, in the order of the signal registry.
 	Signals []Signal `json:"signals"`
+	// Previous compares this scan with the site's scan before it; present
+	// only when the service's scan history holds one (see Compare).
+	Previous *Previous `json:"previous,omitempty"`
 	// Rendered is what a browser saw after the page's scripts ran, compared
 	// with the server's HTML; present only when the scan had a renderer.
 	Rendered *Rendered `json:"rendered,omitempty"`

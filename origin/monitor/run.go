@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/webhook"
 )
@@ -117,7 +118,7 @@ func (s *Service) scan(ctx context.Context, m store.Monitor, due time.Time) (rec
 	if err != nil {
 		return recentScan{}, err
 	}
-	sc := recentScan{began: began, score: res.Score.Value, level: res.CurrentLevel, grade: res.Score.Grade, levelName: res.Score.LevelName, raw: raw}
+	sc := recentScan{began: began, res: slim(res), raw: raw}
 	s.recent.put(m.URL, sc, s.cfg.Now())
 	return sc, nil
 }
@@ -152,12 +153,11 @@ func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
 		return
 	}
 	prev := st
-	st.Baseline, st.Score, st.Level, st.Grade, st.LevelName, st.ReportID = true, res.score, res.level, res.grade, res.levelName, reportID
+	sum := res.res.Summary()
+	st.Baseline, st.Score, st.Level, st.Grade, st.LevelName, st.ReportID = true, sum.Score, sum.Level, sum.Grade, sum.LevelName, reportID
+	st.ScannedAt, st.Checks = sum.Timestamp, sum.Checks
 	data := webhook.Data{URL: m.URL, Score: st.Score, Grade: st.Grade, Level: st.Level, LevelName: st.LevelName,
-		ReportURL: ReportURL(m, reportID), ScheduledFor: c.Due}
-	if prev.Baseline {
-		data.Previous = &webhook.Previous{Score: prev.Score, Level: prev.Level}
-	}
+		Previous: previousOf(prev, res.res), ReportURL: ReportURL(m, reportID), ScheduledFor: c.Due}
 	var deliveries []store.Delivery
 	for _, typ := range m.Events {
 		if typ == webhook.EventScoreChanged && (!prev.Baseline || (prev.Score == st.Score && prev.Level == st.Level)) {
@@ -171,6 +171,35 @@ func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
 		deliveries = append(deliveries, d)
 	}
 	s.complete(wctx, c, st, next, res.raw, deliveries)
+}
+
+// previousOf is the events' previous for a run whose scan is now, after a
+// monitor's runs learned prev: nil for the first run (the baseline); the
+// lists null when prev holds no checks to compare (a run recorded before
+// runs kept them).
+func previousOf(prev store.RunState, now *report.Result) *webhook.Previous {
+	if !prev.Baseline {
+		return nil
+	}
+	p := &webhook.Previous{Score: prev.Score, Level: prev.Level, Timestamp: prev.ScannedAt, Grade: prev.Grade, LevelName: prev.LevelName}
+	if p.Timestamp.IsZero() {
+		p.Timestamp = prev.LastRun
+	}
+	if prev.Checks != nil {
+		d := report.Compare(report.Summary{Checks: prev.Checks}, now)
+		p.NewlyPassing, p.NewlyFailing, p.Changed = changes(d.NewlyPassing), changes(d.NewlyFailing), changes(d.Changed)
+	}
+	return p
+}
+
+// changes is cs as events carry them (never nil: an empty list is [], not
+// null).
+func changes(cs []report.Change) []webhook.Change {
+	out := make([]webhook.Change, len(cs))
+	for i, c := range cs {
+		out[i] = webhook.Change{ID: c.ID, Name: c.Name, From: string(c.From), To: string(c.To), Message: c.Message}
+	}
+	return out
 }
 
 // complete records a run. When senders are free for all its deliveries,

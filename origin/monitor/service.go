@@ -333,9 +333,10 @@ func (s *Service) Test(ctx context.Context, caller identity.Caller, id string) (
 	if ev.Data.ScheduledFor.IsZero() {
 		ev.Data.ScheduledFor = ev.CreatedAt // no run yet: the sample stands for one now
 	}
-	if m.Run.Baseline {
-		ev.Data.Previous = &webhook.Previous{Score: m.Run.Score, Level: m.Run.Level}
-	}
+	// The sample stands for a run that found what the last one did: its
+	// previous is that run, and nothing changed since (a report of no
+	// checks leaves every list empty).
+	ev.Data.Previous = previousOf(m.Run, &report.Result{})
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return TestResult{}, err

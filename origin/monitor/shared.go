@@ -3,6 +3,8 @@ package monitor
 import (
 	"sync"
 	"time"
+
+	"github.com/agentready/agentready/engine/report"
 )
 
 // recentScans remembers, for a short while, the scans this service's runs
@@ -25,15 +27,26 @@ type recentScans struct {
 	byURL map[string]recentScan
 }
 
-// recentScan is what a run needs of a scan.
+// recentScan is what a run needs of a scan: its report, and the part of it
+// a run reads (slim).
 type recentScan struct {
-	began            time.Time
-	score, level     int
-	grade, levelName string
-	raw              []byte
+	began time.Time
+	res   *report.Result
+	raw   []byte
 }
 
-// maxRecentScans bounds the memory held: one report (about 25 KB) per site.
+// slim keeps of r what a run reads: its time, score and level, and each
+// check's id, name, status and message (what its events compare).
+func slim(r *report.Result) *report.Result {
+	s := &report.Result{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, Score: r.Score, Checks: make([]report.Check, len(r.Checks))}
+	for i, c := range r.Checks {
+		s.Checks[i] = report.Check{ID: c.ID, Name: c.Name, Status: c.Status, Message: c.Message}
+	}
+	return s
+}
+
+// maxRecentScans bounds the memory held: one report (about 25 KB) and its
+// slim copy (about 5 KB) per site.
 const maxRecentScans = 256
 
 // get returns the scan of url that began at or after due and after

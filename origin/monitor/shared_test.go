@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentready/agentready/engine/report"
 )
 
 // A run takes a kept scan of its site only if the scan began at or after
@@ -12,7 +14,7 @@ import (
 func TestRecentScansOffer(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	r := &recentScans{keep: 2 * time.Minute}
-	r.put("https://a.example/", recentScan{began: t0, score: 70, raw: []byte("report a")}, t0)
+	r.put("https://a.example/", recentScan{began: t0, res: &report.Result{Score: report.Score{Value: 70}}, raw: []byte("report a")}, t0)
 	for _, c := range []struct {
 		name         string
 		url          string
@@ -30,7 +32,7 @@ func TestRecentScansOffer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sc, ok := r.get(c.url, c.due, c.lastRun, c.now)
-			if ok != c.want || (ok && (sc.score != 70 || string(sc.raw) != "report a")) {
+			if ok != c.want || (ok && (sc.res.Score.Value != 70 || string(sc.raw) != "report a")) {
 				t.Errorf("got %v (%+v), want %v", ok, sc, c.want)
 			}
 		})

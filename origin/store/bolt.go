@@ -27,8 +27,10 @@ import (
 // entries, completed idempotency responses, screenshots) are blobs: the
 // entry holds the expiry and the blob's hash, and the bytes, compressed
 // when that saves a tenth or more, live once under blobPrefix + hash,
-// whatever refers to them. Sorted sets are entries too (txkv_bolt.go), and
-// the history under historyPrefix + URL.
+// whatever refers to them. Sorted sets are entries too (txkv_bolt.go), the
+// showcase's latest outcome per site under historyPrefix + URL, and each
+// site's series (history.go) under seriesPrefix + URL, expiring SeriesIdle
+// after its last record, so the sweep reclaims the sites nobody scans.
 //
 // Why blobs addressed by hash inside the file rather than as files: a blob
 // is written in the same transaction as what refers to it, so a crash
@@ -49,6 +51,7 @@ var (
 
 	blobPrefix    = []byte{0xff, 'b'}
 	historyPrefix = []byte{0xfe, 'h'}
+	seriesPrefix  = []byte{0xfe, 's'}
 )
 
 // layoutVersion names the layout above; a file of another version is
@@ -88,8 +91,9 @@ type Embedded struct {
 	marksMu sync.Mutex
 	marks   map[[blobHash]byte]bool
 
-	histMu      sync.Mutex
-	histPending map[string][]byte // url → outcome recorded, not yet committed (boltHistory)
+	histMu        sync.Mutex
+	histPending   map[string][]byte // url → outcome recorded, not yet committed (boltHistory)
+	seriesPending map[string][]byte // url → its series as the records not yet committed leave it
 
 	sweepMu   sync.Mutex
 	sweepFrom []byte // where the next sweep step starts (nil: the first key)
@@ -682,11 +686,12 @@ func (e *Embedded) releaseDeadLeases(tx *bolt.Tx) error {
 
 type boltHistory struct{ e *Embedded }
 
-// Record makes e the latest outcome of its site at once for Top, and
-// writes it with the next commit without waiting for it: the origin records
-// a scan before answering it, and a commit's fsync (two, behind a burst of
-// monitor runs' writes) has no place on that path. A crash may lose the
-// outcomes of the last few milliseconds: the showcase then shows the scan
+// Record makes e the latest outcome of its site, and the newest of its
+// series, at once for Top and Series, and writes both with the next commit
+// without waiting for it: the origin records a scan before answering it,
+// and a commit's fsync (two, behind a burst of monitor runs' writes) has
+// no place on that path. A crash may lose the outcomes of the last few
+// milliseconds: the showcase and the series then end with the scan
 // before. The history on Redis is written at once.
 func (h boltHistory) Record(_ context.Context, e HistoryEntry) error {
 	b, err := json.Marshal(e)
@@ -694,20 +699,64 @@ func (h boltHistory) Record(_ context.Context, e HistoryEntry) error {
 		return err
 	}
 	key := append(bytes.Clone(historyPrefix), e.URL...)
+	skey := append(bytes.Clone(seriesPrefix), e.URL...)
 	s := h.e
+	// The series is read and its next value made under histMu, so two
+	// records of one site in flight build one on the other: the pending
+	// value is always the newest, and commits land in the order made.
 	s.histMu.Lock()
-	if s.histPending == nil {
-		s.histPending = map[string][]byte{}
+	cur, pending := s.seriesPending[e.URL]
+	if !pending {
+		if err := s.db.View(func(tx *bolt.Tx) (err error) {
+			cur, _, err = loadVal(tx, skey, s.now().UnixNano())
+			return err
+		}); err != nil {
+			s.histMu.Unlock()
+			return fileError(err)
+		}
 	}
-	s.histPending[e.URL] = b
+	series := appendSeries(cur, e)
+	if s.histPending == nil {
+		s.histPending, s.seriesPending = map[string][]byte{}, map[string][]byte{}
+	}
+	s.histPending[e.URL], s.seriesPending[e.URL] = b, series
 	s.histMu.Unlock()
-	return s.updateLater(func(tx *bolt.Tx) error { return s.putVal(tx, key, b, 0) }, func() {
+	exp := s.expiry(SeriesIdle)
+	return s.updateLater(func(tx *bolt.Tx) error {
+		if err := s.putVal(tx, key, b, 0); err != nil {
+			return err
+		}
+		return s.putVal(tx, skey, series, exp)
+	}, func() {
 		s.histMu.Lock()
 		if bytes.Equal(s.histPending[e.URL], b) {
 			delete(s.histPending, e.URL)
 		}
+		if bytes.Equal(s.seriesPending[e.URL], series) {
+			delete(s.seriesPending, e.URL)
+		}
 		s.histMu.Unlock()
 	})
+}
+
+func (h boltHistory) Series(_ context.Context, url string, checks bool) ([]HistoryEntry, error) {
+	s := h.e
+	s.histMu.Lock()
+	v, ok := s.seriesPending[url]
+	s.histMu.Unlock()
+	if !ok {
+		err := s.db.View(func(tx *bolt.Tx) (err error) {
+			v, _, err = loadVal(tx, append(bytes.Clone(seriesPrefix), url...), s.now().UnixNano())
+			return err
+		})
+		if err != nil {
+			return nil, fileError(err)
+		}
+	}
+	if v == nil {
+		return []HistoryEntry{}, nil
+	}
+	return decodeSeries(url, v, checks)
 }
 
 // maxHistory bounds the entries ranked per query on the single-node backend.

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/agentready/agentready/engine/report"
 )
 
 // Monitor is a scheduled re-scan of URL with signed webhook deliveries to
@@ -54,7 +56,12 @@ type RunState struct {
 	Grade         string    `json:"grade,omitempty"`
 	LevelName     string    `json:"level_name,omitempty"`
 	ReportID      string    `json:"report_id,omitempty"`
-	Error         string    `json:"error,omitempty"` // why the last run produced no report
+	// ScannedAt and Checks are the last report's time and its checks'
+	// statuses and message hashes: what the next run's events compare
+	// with (report.Compare), whether or not that report is still kept.
+	ScannedAt time.Time    `json:"scanned_at,omitzero"`
+	Checks    report.Marks `json:"checks,omitempty"`
+	Error     string       `json:"error,omitempty"` // why the last run produced no report
 	// ReportEvents are the events of the run that made ReportID (the store
 	// sets them): when a newer report supersedes it, it is kept until
 	// ReportGrace after their last attempt.

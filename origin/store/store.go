@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/agentready/agentready/engine/report"
 )
 
 // ErrNotFound is returned for a missing or expired key.
@@ -118,7 +120,8 @@ type Screenshots interface {
 	Put(ctx context.Context, url string, png []byte, capturedAt time.Time, ttl time.Duration) error
 }
 
-// HistoryEntry is the latest scan outcome of one site, for the showcase.
+// HistoryEntry is one scan's outcome: the latest of each site ranks the
+// showcase (Top), and each site keeps its last SeriesMax (Series).
 type HistoryEntry struct {
 	URL       string    `json:"url"`
 	Score     int       `json:"score"`
@@ -126,12 +129,32 @@ type HistoryEntry struct {
 	Level     int       `json:"level"`
 	LevelName string    `json:"levelName"`
 	ScannedAt time.Time `json:"scannedAt"`
+	// Checks is each check's status and message hash, what a later scan is
+	// compared with (report.Compare). Kept in the series only: Top does
+	// not return it, nor the showcase show it.
+	Checks report.Marks `json:"-"`
 }
 
-// History keeps the latest outcome per site and ranks sites by score.
+// SeriesMax is how many outcomes a site's series keeps (the newest).
+const SeriesMax = 30
+
+// SeriesIdle is how long a site's series is kept after its last scan: a
+// site nobody scanned for 90 days has its series reclaimed (its showcase
+// entry stays).
+const SeriesIdle = 90 * 24 * time.Hour
+
+// History keeps the outcomes of scans: per site its latest, ranked by
+// score for the showcase, and a series of its last SeriesMax.
 type History interface {
-	// Record stores e as the latest outcome of e.URL.
+	// Record stores e as the latest outcome of e.URL and adds it to that
+	// site's series (dropping the oldest beyond SeriesMax; the series is
+	// kept SeriesIdle from now).
 	Record(ctx context.Context, e HistoryEntry) error
 	// Top returns sites by score (highest first; newer first on ties) and how many there are.
 	Top(ctx context.Context, offset, limit int) ([]HistoryEntry, int, error)
+	// Series returns url's outcomes, oldest first, at most SeriesMax (none:
+	// empty, no error); with checks, each with its Checks (nil for one
+	// recorded without them), else without (cheaper: a history that shows
+	// scores needs none).
+	Series(ctx context.Context, url string, checks bool) ([]HistoryEntry, error)
 }

@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/redis/go-redis/v9"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/redistest"
 	"github.com/agentready/agentready/internal/testenv"
 )
@@ -88,6 +92,8 @@ func TestConformance(t *testing.T) {
 				t.Run("monitors: quota entries left without a monitor", func(t *testing.T) { testQuotaRepair(t, open(t)) })
 			}
 			t.Run("history ranking", func(t *testing.T) { testHistory(t, open(t)) })
+			t.Run("history series", func(t *testing.T) { testSeries(t, open(t)) })
+			t.Run("history series: concurrent records", func(t *testing.T) { testSeriesConcurrent(t, open(t)) })
 		})
 	}
 }
@@ -305,9 +311,12 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	e.Monitors().Create(ctx, Monitor{ID: "mon_keep", URL: "https://a.example/", Quota: "q"}, time.Now(), 0, 0)
 	e.ScanCache().Put(ctx, "https://a.example/", []byte("r"), time.Now(), time.Hour)
 	// Recorded, visible at once, written with the next commit: Close makes that one.
-	e.History().Record(ctx, HistoryEntry{URL: "https://a.example/", Score: 77, ScannedAt: time.Now()})
+	e.History().Record(ctx, HistoryEntry{URL: "https://a.example/", Score: 77, ScannedAt: time.Now(), Checks: marksOf(2)})
 	if top, n, _ := e.History().Top(ctx, 0, 10); n != 1 || top[0].Score != 77 {
 		t.Errorf("the history just recorded: %+v", top)
+	}
+	if s, _ := e.History().Series(ctx, "https://a.example/", true); len(s) != 1 || s[0].Score != 77 {
+		t.Errorf("the series just recorded: %+v", s)
 	}
 	c, _, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute)
 	e.Idempotency().Complete(ctx, c, IdemRecord{Fingerprint: "f", Status: 200, Body: []byte("b")}, time.Hour)
@@ -333,6 +342,9 @@ func TestEmbeddedPersistsAcrossRestart(t *testing.T) {
 	}
 	if top, n, _ := e.History().Top(ctx, 0, 10); n != 1 || top[0].Score != 77 {
 		t.Errorf("history lost: %+v", top)
+	}
+	if s, _ := e.History().Series(ctx, "https://a.example/", true); len(s) != 1 || !reflect.DeepEqual(s[0].Checks, marksOf(2)) {
+		t.Errorf("series lost: %+v", s)
 	}
 	if _, ex, _ := e.Idempotency().Begin(ctx, "s", "k", "f", time.Minute); ex == nil || ex.State != IdemDone {
 		t.Errorf("idempotency record lost: %+v", ex)
@@ -372,6 +384,200 @@ func testHistory(t *testing.T, b Backend) {
 	if empty, _, _ := h.Top(ctx, 10, 3); len(empty) != 0 {
 		t.Errorf("past the end: %v", empty)
 	}
+}
+
+// marksOf makes the checks of scan i: check 1.k passes when k ≤ i, with a
+// message that names i for every third check.
+func marksOf(i int) report.Marks {
+	m := make(report.Marks, 12)
+	for k := range m {
+		st, msg := report.Fail, "missing"
+		if k+1 <= i {
+			st = report.Pass
+		}
+		if k%3 == 0 {
+			msg = fmt.Sprintf("scan %d", i)
+		}
+		m[k] = report.Mark{ID: fmt.Sprintf("1.%d", k+1), Status: st, Message: report.MessageHash(msg)}
+	}
+	return m
+}
+
+func testSeries(t *testing.T, b Backend) {
+	ctx := context.Background()
+	h := b.History()
+	if s, err := h.Series(ctx, "https://never.example/", true); err != nil || s == nil || len(s) != 0 {
+		t.Fatalf("a site never scanned: %v %v", s, err)
+	}
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const a, other = "https://a.example/", "https://other.example/"
+	entry := func(url string, i int) HistoryEntry {
+		return HistoryEntry{URL: url, Score: i, Grade: "C", Level: i % 4, LevelName: report.LevelName(i % 4), ScannedAt: base.Add(time.Duration(i) * time.Hour), Checks: marksOf(i)}
+	}
+	n := SeriesMax + 5
+	for i := 1; i <= n; i++ {
+		if err := h.Record(ctx, entry(a, i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			if err := h.Record(ctx, entry(other, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, err := h.Series(ctx, a, true)
+	if err != nil || len(s) != SeriesMax {
+		t.Fatalf("%d outcomes (%v), want the newest %d", len(s), err, SeriesMax)
+	}
+	for k, e := range s {
+		want := entry(a, n-SeriesMax+1+k)
+		if e.URL != a || e.Score != want.Score || e.Grade != "C" || e.Level != want.Level || e.LevelName != want.LevelName || !e.ScannedAt.Equal(want.ScannedAt) || !reflect.DeepEqual(e.Checks, want.Checks) {
+			t.Fatalf("outcome %d: %+v, want %+v", k, e, want)
+		}
+	}
+	if o, _ := h.Series(ctx, other, true); len(o) != 3 || o[2].Score != 30 {
+		t.Errorf("another site's series: %+v", o)
+	}
+	// An outcome recorded late (another origin's, slower) takes its place
+	// in time; the oldest goes.
+	late := entry(a, n-2)
+	late.Score, late.ScannedAt = 99, late.ScannedAt.Add(time.Minute)
+	if err := h.Record(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = h.Series(ctx, a, true)
+	if len(s) != SeriesMax || s[0].Score != n-SeriesMax+2 || s[SeriesMax-3].Score != 99 || s[SeriesMax-1].Score != n {
+		t.Errorf("after a late record: first %d, third-last %d, last %d", s[0].Score, s[SeriesMax-3].Score, s[SeriesMax-1].Score)
+	}
+	// An outcome without checks is kept without them.
+	bare := HistoryEntry{URL: a, Score: 7, ScannedAt: base.Add(1000 * time.Hour)}
+	if err := h.Record(ctx, bare); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ = h.Series(ctx, a, true); s[len(s)-1].Score != 7 || s[len(s)-1].Checks != nil || s[len(s)-2].Checks == nil {
+		t.Errorf("an outcome without checks: %+v", s[len(s)-1])
+	}
+	// The showcase is unchanged by the series: one entry per site, the latest, no checks.
+	top, total, err := h.Top(ctx, 0, 10)
+	if err != nil || total != 2 || top[0].URL != other || top[1].Score != 7 || top[0].Checks != nil {
+		t.Errorf("top: %+v %d %v", top, total, err)
+	}
+	// The series is reclaimed SeriesIdle after the last record: on Redis
+	// the key's TTL says so (the embedded file's sweep is held to it with
+	// a clock in TestSeriesReclaimed).
+	if r, ok := b.(*Redis); ok {
+		ttl, err := r.c.PTTL(ctx, r.prefix+seriesKey(a)).Result()
+		if err != nil || ttl > SeriesIdle || ttl < SeriesIdle-time.Minute {
+			t.Errorf("the series expires in %s (%v), want %s", ttl, err, SeriesIdle)
+		}
+	}
+}
+
+// Origins recording scans of one site at once lose none of them.
+func testSeriesConcurrent(t *testing.T, b Backend) {
+	ctx := context.Background()
+	h := b.History()
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const n = 24
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := h.Record(ctx, HistoryEntry{URL: "https://busy.example/", Score: i, ScannedAt: base.Add(time.Duration(i) * time.Second), Checks: marksOf(i)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	s, err := h.Series(ctx, "https://busy.example/", true)
+	if err != nil || len(s) != n {
+		t.Fatalf("%d of %d concurrent records kept (%v)", len(s), n, err)
+	}
+	for i, e := range s {
+		if e.Score != i || !reflect.DeepEqual(e.Checks, marksOf(i)) {
+			t.Errorf("outcome %d: %+v", i, e)
+		}
+	}
+}
+
+// The embedded file's sweep reclaims the series of a site not scanned for
+// SeriesIdle, and only it: a record within the period keeps the series.
+func TestSeriesReclaimed(t *testing.T) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fakeClock{t: start}
+	e, err := openEmbedded(t.TempDir(), embeddedOptions{now: clock.Now, noSweep: true, noSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	h := e.History()
+	record := func(url string) {
+		t.Helper()
+		if err := h.Record(ctx, HistoryEntry{URL: url, Score: 50, ScannedAt: clock.Now(), Checks: marksOf(3)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("https://idle.example/")
+	record("https://busy.example/")
+	clock.Set(start.Add(SeriesIdle - time.Hour))
+	record("https://busy.example/")
+	clock.Set(start.Add(SeriesIdle + time.Second))
+	// Committed (updateLater), then swept.
+	if err := e.update(func(*bolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sweepAll(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := h.Series(ctx, "https://idle.example/", true); err != nil || len(s) != 0 {
+		t.Errorf("the idle site's series: %+v %v", s, err)
+	}
+	if s, err := h.Series(ctx, "https://busy.example/", true); err != nil || len(s) != 2 {
+		t.Errorf("the busy site's series: %+v %v", s, err)
+	}
+	n := 0
+	e.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketKV).Cursor()
+		for k, _ := c.Seek(seriesPrefix); k != nil && bytes.HasPrefix(k, seriesPrefix); k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	if n != 1 {
+		t.Errorf("%d series left in the file, want 1", n)
+	}
+	// The showcase keeps both sites.
+	if _, total, _ := h.Top(ctx, 0, 10); total != 2 {
+		t.Errorf("the showcase lists %d sites, want 2", total)
+	}
+}
+
+func FuzzSeries(f *testing.F) {
+	e := HistoryEntry{URL: "https://a.example/", Score: 70, Grade: "C", Level: 2, LevelName: "Usable", ScannedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Checks: marksOf(2)}
+	one := appendSeries(nil, e)
+	f.Add(one)
+	f.Add(s2.Encode(nil, []byte("1700000000000000000 1 0 F Not Ready\t1.1F00000000\n")))
+	f.Add(s2.Encode(nil, []byte("1 2 3 - \tgarbage\n")))
+	f.Add(s2.Encode(nil, []byte("x y\n")))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := decodeSeries(e.URL, b, true)
+		if err == nil && len(s) > SeriesMax {
+			t.Fatalf("%d outcomes read", len(s))
+		}
+		if bare, err2 := decodeSeries(e.URL, b, false); (err == nil) != (err2 == nil) || len(bare) != len(s) {
+			t.Fatalf("read with checks: %d (%v); without: %d (%v)", len(s), err, len(bare), err2)
+		}
+		// Whatever is stored, a record still lands.
+		next := appendSeries(b, e)
+		got, err := decodeSeries(e.URL, next, true)
+		if err != nil || len(got) == 0 || len(got) > SeriesMax {
+			t.Fatalf("after a record: %d outcomes, %v", len(got), err)
+		}
+		if !slices.ContainsFunc(got, func(g HistoryEntry) bool { return g.Score == 70 && reflect.DeepEqual(g.Checks, e.Checks) }) {
+			t.Fatalf("the record is not in %+v", got)
+		}
+	})
 }
 
 // A Redis holding monitors in the earlier key layout (before hash tags) is
