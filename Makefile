@@ -170,8 +170,10 @@ bench-repo:
 	$(GO) run ./bench/repobench -files 10000
 	$(GO) run ./bench/repobench -files 40000
 
-# Screenshots of the scan page for the README: real Chromium against the real stack and the
-# fixture site, at desktop (1280x900) and phone (360x780) widths.
+# Screenshots for the README (docs/screenshots/README.md lists them): the homepage and a report
+# with a history, in real Chromium against the real stack and a fixture site, at desktop
+# (1280x800) and phone (360x800) sizes, light and dark. The fixture's address and the scan
+# times are written as fixed text, so the PNGs change only when the page does.
 screenshots:
 	$(GO) test ./internal/stack -run TestScanPageScreenshots -count=1 -screenshots
 

@@ -55,6 +55,65 @@ type pageReport struct {
 	// Signals are the identity and commerce signals: beside the checks,
 	// never scored.
 	Signals []pageSignal `json:"signals"`
+	// Previous compares the report with the site's scan before it (present
+	// only when there was one).
+	Previous *pagePrevious `json:"previous"`
+	// History and Plan come with /api/report only: the site's scores over
+	// time, oldest first, ending with this scan, and engine/advice's plan
+	// for this report (what `agentready scan --recommend --json` prints).
+	History []pagePoint `json:"history"`
+	Plan    *pagePlan   `json:"plan"`
+}
+
+type pagePrevious struct {
+	Timestamp    time.Time    `json:"timestamp"`
+	Score        int          `json:"score"`
+	Grade        string       `json:"grade"`
+	Level        int          `json:"level"`
+	LevelName    string       `json:"levelName"`
+	NewlyPassing []pageChange `json:"newlyPassing"`
+	NewlyFailing []pageChange `json:"newlyFailing"`
+	Changed      []pageChange `json:"changed"`
+}
+
+// pageChange is one check whose verdict or message differs from the previous scan.
+type pageChange struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Message string `json:"message"`
+}
+
+type pagePoint struct {
+	Timestamp time.Time `json:"timestamp"`
+	Score     int       `json:"score"`
+	Grade     string    `json:"grade"`
+	Level     int       `json:"level"`
+}
+
+type pagePlan struct {
+	TargetLevel  int `json:"targetLevel"`
+	PassesNeeded int `json:"passesNeeded"`
+	Needs        []struct {
+		Level  int `json:"level"`
+		Passes int `json:"passes"`
+	} `json:"needs"`
+	Steps []pageStep `json:"recommendations"`
+}
+
+// pageStep is one fix of the plan, in the plan's order.
+type pageStep struct {
+	Rank     int    `json:"rank"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Level    int    `json:"level"`
+	Status   string `json:"status"`
+	Effort   string `json:"effort"`
+	Blocking bool   `json:"blocking"`
+	Why      string `json:"why"`
+	Fix      string `json:"fix"`
+	Snippet  string `json:"snippet"`
 }
 
 type pageSignal struct {
@@ -128,10 +187,16 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	// The rendered page is cached as long as the report it shows: rendering
 	// a report inside the WebAssembly module costs milliseconds (decoding
 	// and re-indenting every check's details), a cached page microseconds.
-	pageKey := "reportpage:" + strconv.FormatBool(md) + "|" + base + "|" + target
+	// Each filter of the checks is a page of its own (it works without
+	// JavaScript); the markdown twin lists every check whatever the filter.
+	filter := "all"
+	if !md {
+		filter = checkFilter(r.URL.Query().Get("filter"))
+	}
+	key := pageKey(md, base, target, filter)
 	reload := strings.Contains(r.Header.Get("Cache-Control"), "no-cache")
 	status := http.StatusOK
-	body, cached := h.p.CacheGet(pageKey)
+	body, cached := h.p.CacheGet(key)
 	if !cached || reload {
 		var rep *pageReport
 		note := ""
@@ -143,10 +208,10 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 		if md {
 			body = reportMarkdown(base, target, rep, note)
 		} else {
-			body = reportHTML(base, target, rep, note)
+			body = reportHTML(base, target, rep, note, filter)
 		}
 		if status == http.StatusOK {
-			h.p.CachePut(pageKey, body, reportTTL)
+			h.p.CachePut(key, body, reportTTL)
 		}
 	}
 	if status == http.StatusOK {
@@ -159,6 +224,10 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 		w.Write(body)
 	}
 	return true
+}
+
+func pageKey(md bool, base, target, filter string) string {
+	return "reportpage:" + strconv.FormatBool(md) + "|" + filter + "|" + base + "|" + target
 }
 
 // cachedReport reads the site's cached report from the origin's read-only
@@ -207,6 +276,14 @@ var statusWords = map[string]string{"pass": "Pass", "partial": "Partial", "fail"
 // statusMarks give every verdict a shape as well as a colour.
 var statusMarks = map[string]string{"pass": "✓", "partial": "◐", "fail": "✗", "na": "–"}
 
+// statusOf is a verdict the page knows, anything else read as not applicable.
+func statusOf(s string) string {
+	if statusWords[s] == "" {
+		return "na"
+	}
+	return s
+}
+
 // htmlEscaper is html.EscapeString's replacer: importing package html would
 // link its 2,000-entry entity table into the WebAssembly module for nothing.
 var htmlEscaper = strings.NewReplacer(`&`, "&amp;", `'`, "&#39;", `<`, "&lt;", `>`, "&gt;", `"`, "&#34;")
@@ -219,12 +296,12 @@ func inlineCode(s string) string {
 	var b strings.Builder
 	for i, p := range parts {
 		if i%2 == 1 && i < len(parts)-1 {
-			b.WriteString("<code>" + esc(p) + "</code>")
+			put(&b, "<code>", esc(p), "</code>")
 		} else {
 			if i%2 == 1 {
-				b.WriteString("`")
+				put(&b, "`")
 			}
-			b.WriteString(esc(p))
+			put(&b, esc(p))
 		}
 	}
 	return b.String()
@@ -238,24 +315,38 @@ func displayHost(u string) string {
 	return strings.TrimSuffix(u, "/")
 }
 
+// siteHeader is the header of every page (edge/site/index.html and
+// docs.html carry the same markup).
+func siteHeader(base string) string {
+	return `<header class="top"><nav aria-label="Site"><a class="brand" href="` + base + `/"><img src="` + base + `/assets/icon.svg" alt="" width="28" height="28">agentready</a><span class="links"><a href="` + base + `/how-we-score">How we score</a> <a href="` + base + `/showcase">Showcase</a> <a href="` + base + `/docs">Docs</a> <a href="` + base + `/openapi.json">API</a> <a href="` + base + `/llms.txt">llms.txt</a></span></nav></header>
+`
+}
+
+func siteFooter(base string) string {
+	return `<footer><p><img src="` + base + `/assets/icon.svg" alt="" width="16" height="16"> agentready · <a href="` + base + `/feed.xml">Changelog</a> · <a href="` + base + `/sitemap.xml">Sitemap</a> · <a href="` + base + `/llms.txt">llms.txt</a></p></footer>
+`
+}
+
 func pageHead(b *strings.Builder, base, title, desc, canonical, jsonLD string) {
-	b.WriteString(`<!doctype html>
+	put(b, `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>` + esc(title) + `</title>
-<meta name="description" content="` + esc(desc) + `">
-<link rel="canonical" href="` + esc(canonical) + `">
-<link rel="alternate" type="text/markdown" href="` + esc(canonical) + `">
-<link rel="stylesheet" href="` + base + `/assets/app.css">
-<script type="application/ld+json">` + jsonLD + `</script>
-<script src="` + base + `/assets/app.js" defer></script>
+<meta name="color-scheme" content="light dark">
+<title>`, esc(title), `</title>
+<meta name="description" content="`, esc(desc), `">
+<link rel="canonical" href="`, esc(canonical), `">
+<link rel="alternate" type="text/markdown" href="`, esc(canonical), `">
+<link rel="icon" href="`, base, `/favicon.ico" sizes="16x16 32x32 48x48">
+<link rel="icon" href="`, base, `/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="`, base, `/assets/app.css">
+<script type="application/ld+json">`, jsonLD, `</script>
+<script src="`, base, `/assets/app.js" defer></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to the content</a>
-<header><nav aria-label="Site"><a href="` + base + `/">agentready</a> · <a href="` + base + `/how-we-score">How we score</a> · <a href="` + base + `/showcase">Showcase</a> · <a href="` + base + `/docs">Documentation</a> · <a href="` + base + `/openapi.json">API</a> · <a href="` + base + `/llms.txt">llms.txt</a></nav></header>
-`)
+`, siteHeader(base))
 }
 
 // ldJSON marshals v for a script element: "</script>" cannot occur in it
@@ -266,15 +357,16 @@ func ldJSON(v any) string {
 }
 
 func scanForm(b *strings.Builder, base, value string) {
-	b.WriteString(`<form id="scan" class="scan" action="` + base + `/report" method="get" role="search">
+	put(b, `<form id="scan" class="scan" action="`, base, `/report" method="get" role="search">
 <label for="scan-url">Website to scan</label>
-<div class="row"><input id="scan-url" name="url" type="text" inputmode="url" autocomplete="url" placeholder="example.com" required value="` + esc(value) + `"><button type="submit">Scan</button></div>
+<div class="row"><input id="scan-url" name="url" type="text" inputmode="url" autocomplete="url" placeholder="example.com" required value="`, esc(value), `"><button type="submit">Scan</button></div>
 </form>
 `)
 }
 
-func reportHTML(base, target string, rep *pageReport, note string) []byte {
+func reportHTML(base, target string, rep *pageReport, note, filter string) []byte {
 	var b strings.Builder
+	b.Grow(96 << 10)
 	site := target
 	if rep != nil {
 		site = rep.URL
@@ -293,115 +385,27 @@ func reportHTML(base, target string, rep *pageReport, note string) []byte {
 		ld["about"] = map[string]string{"@type": "WebSite", "url": rep.URL}
 	}
 	pageHead(&b, base, title, desc, canonical, ldJSON(ld))
-	b.WriteString(`<main id="main" data-site="` + esc(site) + `">
-<h1>Agent readiness of ` + esc(host) + `</h1>
+	put(&b, `<main id="main" class="report" data-site="`, esc(site), `">
+<div class="head">
+<h1><span class="kicker">Agent readiness of</span> <span class="host">`, esc(host), `</span></h1>
 `)
 	scanForm(&b, base, target)
-	b.WriteString(`<div id="result" class="result">
+	put(&b, `</div>
+<div id="result" class="result">
 `)
 	if rep == nil {
-		b.WriteString(`<p class="note" role="status">` + esc(note) + `</p>
-<form id="scan-now" method="post" action="` + esc(reportURL(base, target)) + `"><button type="submit">Scan ` + esc(displayHost(target)) + ` now</button> <span class="found">(one scan of your daily allowance)</span></form>
+		put(&b, `<p class="note" role="status">`, esc(note), `</p>
+<form id="scan-now" method="post" action="`, esc(reportURL(base, target)), `"><button type="submit">Scan `, esc(displayHost(target)), ` now</button> <span class="muted">(one scan of your daily allowance)</span></form>
 `)
 	} else {
-		writeReportBody(&b, base, rep)
+		writeReportBody(&b, base, rep, filter)
 	}
-	b.WriteString(`</div>
+	put(&b, `</div>
 </main>
-<footer><p>agentready · <a href="` + base + `/feed.xml">Changelog</a> · <a href="` + base + `/sitemap.xml">Sitemap</a></p></footer>
-</body>
+`, siteFooter(base), `</body>
 </html>
 `)
 	return []byte(b.String())
-}
-
-// writeReportBody is the finished report; app.js draws the same markup while
-// a scan streams, so the server and the script cannot drift apart in
-// structure (the browser tests read both).
-func writeReportBody(b *strings.Builder, base string, rep *pageReport) {
-	s := rep.Score
-	b.WriteString(`<section class="summary" aria-labelledby="summary-h">
-<h2 id="summary-h">Score</h2>
-<p class="score"><span class="big" id="score-value">` + strconv.Itoa(s.Value) + `</span> out of 100, grade <strong id="score-grade">` + esc(s.Grade) + `</strong>, level <strong id="score-level">` + strconv.Itoa(rep.CurrentLevel) + ` (` + esc(s.LevelName) + `)</strong></p>
-<p class="tally">` + strconv.Itoa(s.Passed) + ` passed, ` + strconv.Itoa(s.Partial) + ` partial, ` + strconv.Itoa(s.Failed) + ` failed, ` + strconv.Itoa(s.NA) + ` not applicable, of ` + strconv.Itoa(s.Total) + ` checks. Scanned <time datetime="` + rep.Timestamp.UTC().Format(time.RFC3339) + `">` + rep.Timestamp.UTC().Format("2 Jan 2006 15:04 UTC") + `</time>.</p>
-<form method="post" action="` + esc(reportURL(base, rep.URL)) + `&amp;fresh=1"><button type="submit" id="rescan" data-url="` + esc(rep.URL) + `">Scan again</button></form>
-<figure id="shot" class="shot" hidden data-src="` + esc(base+"/api/screenshot?url="+url.QueryEscape(rep.URL)) + `"><figcaption>The homepage of ` + esc(displayHost(rep.URL)) + ` as our browser saw it</figcaption></figure>
-<h3>Level ladder</h3>
-<ol class="ladder">
-`)
-	for _, l := range rep.Levels {
-		state := "not reached"
-		if l.Level.Number <= rep.CurrentLevel {
-			state = "reached"
-		}
-		b.WriteString(`<li class="` + strings.ReplaceAll(state, " ", "-") + `"><strong>Level ` + strconv.Itoa(l.Level.Number) + ` · ` + esc(l.Level.Name) + `</strong>: ` + state + ` (` + strconv.Itoa(l.Passed) + ` of ` + strconv.Itoa(l.Total-l.NA) + ` passed)</li>
-`)
-	}
-	b.WriteString(`</ol>
-</section>
-<section class="checks" aria-labelledby="checks-h">
-<h2 id="checks-h">Checks</h2>
-<p id="progress" class="progress" role="status" aria-live="polite">` + strconv.Itoa(len(rep.Checks)) + ` of ` + strconv.Itoa(len(rep.Checks)) + ` checks done.</p>
-`)
-	for _, l := range rep.Levels {
-		b.WriteString(`<section class="level" id="level-` + strconv.Itoa(l.Level.Number) + `">
-<h3>Level ` + strconv.Itoa(l.Level.Number) + ` · ` + esc(l.Level.Name) + `</h3>
-<p class="levdesc">` + esc(l.Level.Description) + `</p>
-<ul class="list">
-`)
-		for _, c := range rep.Checks {
-			if c.Level == l.Level.Number {
-				writeCheck(b, c, rep.URL)
-			}
-		}
-		b.WriteString("</ul>\n</section>\n")
-	}
-	b.WriteString("</section>\n")
-	writeSignals(b, rep)
-	writeBadges(b, base, rep.URL)
-}
-
-// writeSignals lists the identity and commerce signals under their own
-// heading: opt-in standards, reported but never counted in the score.
-func writeSignals(b *strings.Builder, rep *pageReport) {
-	b.WriteString(`<section class="signals" id="signals" aria-labelledby="signals-h">
-<h2 id="signals-h">Identity and commerce (not scored)</h2>
-<p class="levdesc">Opt-in standards for sites that run agents or sell to them: Web Bot Auth keys, UCP, ACP, AP2 and MPP. An absent document is not applicable, never a failure, and none of these changes the score.</p>
-<ul class="list" id="signal-list">
-`)
-	for _, sg := range rep.Signals {
-		writeCheck(b, sg.pageCheck, "")
-	}
-	b.WriteString("</ul>\n</section>\n")
-}
-
-func writeCheck(b *strings.Builder, c pageCheck, site string) {
-	st := c.Status
-	if statusWords[st] == "" {
-		st = "na"
-	}
-	b.WriteString(`<li class="check ` + st + `" id="check-` + esc(c.ID) + `" data-status="` + st + `"><details><summary><span class="st" aria-hidden="true">` + statusMarks[st] + `</span> <span class="sw">` + statusWords[st] + `</span> <span class="cid">` + esc(c.ID) + `</span> <span class="cn">` + esc(c.Name) + `</span></summary>
-<p class="msg">` + inlineCode(c.Message) + `</p>
-`)
-	if c.Recommendation != "" {
-		b.WriteString(`<p class="rec"><strong>Recommendation:</strong> ` + inlineCode(c.Recommendation) + `</p>
-`)
-	}
-	if c.FoundAt != "" {
-		b.WriteString(`<p class="found">Found at <code>` + esc(c.FoundAt) + `</code></p>
-`)
-	}
-	if st == "fail" || st == "partial" {
-		if starter := starterFor(c.ID, site); starter != "" {
-			b.WriteString(`<div class="snippet starter"><p><strong>Starter to publish:</strong></p><pre><code>` + esc(starter) + `</code></pre><button type="button" class="copy">Copy</button></div>
-`)
-		}
-	}
-	if c.Details != "" {
-		b.WriteString(`<div class="snippet"><p><strong>Evidence:</strong></p><pre><code>` + esc(prettyDetails(c.Details)) + `</code></pre><button type="button" class="copy">Copy</button></div>
-`)
-	}
-	b.WriteString("</details></li>\n")
 }
 
 // prettyDetails indents JSON details so they read as a snippet; anything
@@ -418,77 +422,17 @@ func prettyDetails(s string) string {
 	return string(b)
 }
 
-func writeBadges(b *strings.Builder, base, site string) {
-	img := base + "/api/badge?url=" + url.QueryEscape(site)
-	link := reportURL(base, site)
-	snips := []struct{ name, text string }{
-		{"Markdown", "[![agent readiness](" + img + ")](" + link + ")"},
-		{"HTML", `<a href="` + link + `"><img src="` + img + `" alt="agent readiness"></a>`},
-		{"Shields endpoint", "https://img.shields.io/endpoint?url=" + url.QueryEscape(img+"&format=shields")},
-	}
-	b.WriteString(`<section class="badges" aria-labelledby="badges-h">
-<h2 id="badges-h">Badge</h2>
-<p><img id="badge-preview" src="` + esc(img) + `" alt="agent readiness badge of ` + esc(displayHost(site)) + `" height="20"></p>
-<p class="badge-style" hidden><label for="badge-style">Style</label> <select id="badge-style"><option value="">flat</option><option value="flat-square">flat-square</option></select></p>
-`)
-	for i, s := range snips {
-		id := "badge-" + strconv.Itoa(i)
-		b.WriteString(`<div class="snippet"><label for="` + id + `">` + s.name + `</label><textarea id="` + id + `" readonly rows="2">` + esc(s.text) + `</textarea><button type="button" class="copy">Copy</button></div>
-`)
-	}
-	b.WriteString("</section>\n")
-}
-
-func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
-	var b strings.Builder
-	if rep == nil {
-		b.WriteString("# Agent readiness of " + displayHost(target) + "\n\n" + note + "\n\nScan: `GET " + base + "/api/scan?url=" + url.QueryEscape(target) + "&format=json`\n")
-		return []byte(b.String())
-	}
-	s := rep.Score
-	b.WriteString("# Agent readiness of " + displayHost(rep.URL) + "\n\n")
-	b.WriteString("Score **" + strconv.Itoa(s.Value) + "/100**, grade **" + s.Grade + "**, level **" + strconv.Itoa(rep.CurrentLevel) + " (" + s.LevelName + ")**. ")
-	b.WriteString(strconv.Itoa(s.Passed) + " passed, " + strconv.Itoa(s.Partial) + " partial, " + strconv.Itoa(s.Failed) + " failed, " + strconv.Itoa(s.NA) + " not applicable, of " + strconv.Itoa(s.Total) + " checks. Scanned " + rep.Timestamp.UTC().Format(time.RFC3339) + ".\n\n")
-	b.WriteString("Report: " + reportURL(base, rep.URL) + " · JSON: " + base + "/api/report?url=" + url.QueryEscape(rep.URL) + "\n\n")
-	for _, l := range rep.Levels {
-		state := "not reached"
-		if l.Level.Number <= rep.CurrentLevel {
-			state = "reached"
-		}
-		b.WriteString("## Level " + strconv.Itoa(l.Level.Number) + " · " + l.Level.Name + " (" + state + ", " + strconv.Itoa(l.Passed) + " of " + strconv.Itoa(l.Total-l.NA) + " passed)\n\n")
-		for _, c := range rep.Checks {
-			if c.Level != l.Level.Number {
-				continue
-			}
-			w := statusWords[c.Status]
-			if w == "" {
-				w = "Not applicable"
-			}
-			b.WriteString("- **" + c.ID + " " + mdLine(c.Name) + "**: " + w + ". " + mdLine(c.Message))
-			if c.Recommendation != "" && c.Status != "pass" {
-				b.WriteString(" Recommendation: " + mdLine(c.Recommendation))
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("\n")
-	}
-	if len(rep.Signals) > 0 {
-		b.WriteString("## Identity and commerce (not scored)\n\n")
-		for _, sg := range rep.Signals {
-			w := statusWords[sg.Status]
-			if w == "" {
-				w = "Not applicable"
-			}
-			b.WriteString("- **" + mdLine(sg.Name) + "** (" + sg.Group + "): " + w + ". " + mdLine(sg.Message))
-			if sg.Recommendation != "" && sg.Status != "pass" {
-				b.WriteString(" Recommendation: " + mdLine(sg.Recommendation))
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("\n")
-	}
-	return []byte(b.String())
-}
-
 // mdLine keeps a site's text on one list line.
 func mdLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// put writes parts in order. The pages are written with it rather than with
+// concatenations and Builder.WriteString, which the WebAssembly build
+// expands at every call: one call taking the parts is a third of the code,
+// and the module's size is budgeted (docs/benchmarks.md).
+//
+//go:noinline
+func put(b *strings.Builder, parts ...string) {
+	for _, p := range parts {
+		b.WriteString(p)
+	}
+}

@@ -91,16 +91,16 @@ Level 3 always requires level 1, and level 4 (Indexable) is scored beside the le
 func scoringMarkdown(base string, _ Config) []byte {
 	var b strings.Builder
 	cat := catalog()
-	b.WriteString("# How agentready scores a website\n\n")
+	put(&b, "# How agentready scores a website\n\n")
 	for _, line := range strings.Split(scoringRules, "\n") {
-		b.WriteString("- " + line + "\n")
+		put(&b, "- ", line, "\n")
 	}
-	b.WriteString("\nThe full rules: " + base + "/docs. Scan a site: " + base + "/\n")
+	put(&b, "\nThe full rules: ", base, "/docs. Scan a site: ", base, "/\n")
 	for _, l := range cat.Levels {
-		b.WriteString("\n## Level " + strconv.Itoa(l.Number) + " · " + l.Name + "\n\n" + l.Description + "\n\n")
+		put(&b, "\n## Level ", strconv.Itoa(l.Number), " · ", l.Name, "\n\n", l.Description, "\n\n")
 		for _, c := range cat.Checks {
 			if c.Level == l.Number {
-				b.WriteString("- **" + c.ID + " " + c.Name + "** (" + c.Effort + " fix): " + mdLine(c.LooksFor) + " " + mdLine(c.Rule) + " Fix: " + mdLine(c.Fix) + "\n")
+				put(&b, "- **", c.ID, " ", c.Name, "** (", c.Effort, " fix): ", mdLine(c.LooksFor), " ", mdLine(c.Rule), " Fix: ", mdLine(c.Fix), "\n")
 			}
 		}
 	}
@@ -115,40 +115,40 @@ func scoringHTML(base string, _ Config) []byte {
 	desc := "The 48 checks of the agentready scan in four levels, what each looks for, how its verdict is decided and how to fix it."
 	pageHead(&b, base, title, desc, canonical, ldJSON(map[string]any{"@context": "https://schema.org", "@type": "TechArticle", "headline": title,
 		"description": desc, "url": canonical, "isPartOf": map[string]string{"@type": "WebSite", "name": "agentready", "url": base + "/"}}))
-	b.WriteString(`<main id="main">
-<h1>` + title + `</h1>
-<p>agentready runs ` + strconv.Itoa(len(cat.Checks)) + ` checks in ` + strconv.Itoa(len(cat.Levels)) + ` levels on a website's homepage and the documents it publishes for machines. This page is generated from the same check catalog as the scanner itself, so it always describes what the scan does.</p>
+	put(&b, `<main id="main">
+<h1>`, title, `</h1>
+<p>agentready runs `, strconv.Itoa(len(cat.Checks)), ` checks in `, strconv.Itoa(len(cat.Levels)), ` levels on a website's homepage and the documents it publishes for machines. This page is generated from the same check catalog as the scanner itself, so it always describes what the scan does.</p>
 <h2>The rules</h2>
 <ul>
 `)
 	for _, line := range strings.Split(scoringRules, "\n") {
-		b.WriteString("<li>" + esc(line) + "</li>\n")
+		put(&b, "<li>", esc(line), "</li>\n")
 	}
-	b.WriteString(`</ul>
-<p><a href="` + base + `/">Scan a website</a> · <a href="` + base + `/showcase">See the best-scoring sites</a> · <a href="` + base + `/docs">Read the documentation</a></p>
+	put(&b, `</ul>
+<p><a href="`, base, `/">Scan a website</a> · <a href="`, base, `/showcase">See the best-scoring sites</a> · <a href="`, base, `/docs">Read the documentation</a></p>
 `)
 	for _, l := range cat.Levels {
-		b.WriteString(`<section class="level" id="level-` + strconv.Itoa(l.Number) + `">
-<h2>Level ` + strconv.Itoa(l.Number) + ` · ` + esc(l.Name) + `</h2>
-<p class="levdesc">` + esc(l.Description) + `</p>
-<ul class="list">
+		put(&b, `<section class="level" id="level-`, strconv.Itoa(l.Number), `">
+<h2>Level `, strconv.Itoa(l.Number), ` · `, esc(l.Name), `</h2>
+<p class="levdesc">`, esc(l.Description), `</p>
+<ul class="list catalog">
 `)
 		for _, c := range cat.Checks {
 			if c.Level != l.Number {
 				continue
 			}
-			b.WriteString(`<li class="check" id="check-` + esc(c.ID) + `"><details><summary><span class="cid">` + esc(c.ID) + `</span> <span class="cn">` + esc(c.Name) + `</span> <span class="found">(` + esc(c.Effort) + ` fix)</span></summary>
-<p><strong>Looks for:</strong> ` + inlineCode(c.LooksFor) + `</p>
-<p><strong>Verdict:</strong> ` + inlineCode(c.Rule) + `</p>
-<p><strong>Fix:</strong> ` + inlineCode(c.Fix) + `</p>
-</details></li>
+			put(&b, `<li class="check" id="check-`, esc(c.ID), `"><details><summary><span class="cid">`, esc(c.ID), `</span> <span class="cn">`, esc(c.Name), `</span> <span class="msg">`, esc(c.Effort), ` fix</span></summary>
+<div class="more">
+<p><strong>Looks for:</strong> `, inlineCode(c.LooksFor), `</p>
+<p><strong>Verdict:</strong> `, inlineCode(c.Rule), `</p>
+<p><strong>Fix:</strong> `, inlineCode(c.Fix), `</p>
+</div></details></li>
 `)
 		}
-		b.WriteString("</ul>\n</section>\n")
+		put(&b, "</ul>\n</section>\n")
 	}
-	b.WriteString(`</main>
-<footer><p>agentready · <a href="` + base + `/feed.xml">Changelog</a> · <a href="` + base + `/sitemap.xml">Sitemap</a></p></footer>
-</body>
+	put(&b, `</main>
+`, siteFooter(base), `</body>
 </html>
 `)
 	return []byte(b.String())

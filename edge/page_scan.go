@@ -91,14 +91,21 @@ func (h *Handler) scanForPage(w http.ResponseWriter, r *http.Request, target str
 		h.pageNote(w, base, target, http.StatusBadGateway, "The report could not be read; retry in a minute.")
 		return
 	}
-	// The page the redirect lands on shows this scan, not a copy cached before it.
-	h.p.CachePut("report:"+strings.ToLower(target), raw, reportTTL)
-	h.p.CachePut("reportpage:false|"+base+"|"+target, reportHTML(base, target, &rep, ""), reportTTL)
-	h.p.CachePut("reportpage:true|"+base+"|"+target, reportMarkdown(base, target, &rep, ""), reportTTL)
+	// The page the redirect lands on shows this scan, not a copy cached
+	// before it; read back from the scan history, which adds the plan and
+	// the site's history to what the scan answered.
+	page := &rep
+	if stored, status, _ := h.cachedReport(r, target, true); status == http.StatusOK && stored.Timestamp.Equal(rep.Timestamp) {
+		page = stored
+	} else {
+		h.p.CachePut("report:"+strings.ToLower(target), raw, reportTTL)
+	}
+	h.p.CachePut(pageKey(false, base, target, "all"), reportHTML(base, target, page, "", "all"), reportTTL)
+	h.p.CachePut(pageKey(true, base, target, "all"), reportMarkdown(base, target, page, ""), reportTTL)
 	http.Redirect(w, r, base+"/report?url="+url.QueryEscape(target), http.StatusSeeOther)
 }
 
 func (h *Handler) pageNote(w http.ResponseWriter, base, target string, status int, note string) {
 	w.WriteHeader(status)
-	w.Write(reportHTML(base, target, nil, note))
+	w.Write(reportHTML(base, target, nil, note, "all"))
 }

@@ -96,32 +96,31 @@ func showcaseHTML(base string, data showcaseData, ok bool) []byte {
 	pageHead(&b, base, title, desc, canonical, ldJSON(map[string]any{"@context": "https://schema.org", "@type": "CollectionPage", "name": title,
 		"description": desc, "url": canonical, "isPartOf": map[string]string{"@type": "WebSite", "name": "agentready", "url": base + "/"},
 		"mainEntity": map[string]any{"@type": "ItemList", "itemListElement": items}}))
-	b.WriteString(`<main id="main">
+	put(&b, `<main id="main">
 <h1>The most agent-ready sites</h1>
-<p>Every site scanned here is ranked by its latest score (newer first on ties). Each links to its full report. <a href="` + base + `/how-we-score">How we score</a> · <a href="` + base + `/">Scan a site</a></p>
+<p>Every site scanned here is ranked by its latest score (newer first on ties). Each links to its full report. <a href="`, base, `/how-we-score">How we score</a> · <a href="`, base, `/">Scan a site</a></p>
 `)
 	switch {
 	case !ok:
-		b.WriteString(`<p class="note error" role="status">The scan history does not answer right now; retry in a minute.</p>
+		put(&b, `<p class="note error" role="status">The scan history does not answer right now; retry in a minute.</p>
 `)
 	case len(data.Sites) == 0:
-		b.WriteString(`<p class="note">No site has been scanned yet. <a href="` + base + `/">Scan the first one.</a></p>
+		put(&b, `<p class="note">No site has been scanned yet. <a href="`, base, `/">Scan the first one.</a></p>
 `)
 	default:
-		b.WriteString(`<div class="showcase"><table>
-<caption>` + strconv.Itoa(len(data.Sites)) + ` of ` + strconv.Itoa(data.Total) + ` scanned sites</caption>
+		put(&b, `<div class="showcase"><table>
+<caption>`, strconv.Itoa(len(data.Sites)), ` of `, strconv.Itoa(data.Total), ` scanned sites</caption>
 <thead><tr><th scope="col">Rank</th><th scope="col">Site</th><th scope="col">Score</th><th scope="col">Grade</th><th scope="col">Level</th><th scope="col">Scanned</th></tr></thead>
 <tbody>
 `)
 		for i, s := range data.Sites {
-			b.WriteString(`<tr><td>` + strconv.Itoa(i+1) + `</td><td><a href="` + esc(reportURL(base, s.URL)) + `">` + esc(displayHost(s.URL)) + `</a></td><td>` + strconv.Itoa(s.Score) + `</td><td>` + esc(s.Grade) + `</td><td>` + strconv.Itoa(s.Level) + ` (` + esc(s.LevelName) + `)</td><td><time datetime="` + s.ScannedAt.UTC().Format(time.RFC3339) + `">` + s.ScannedAt.UTC().Format("2 Jan 2006") + `</time></td></tr>
+			put(&b, `<tr><td>`, strconv.Itoa(i+1), `</td><td><a href="`, esc(reportURL(base, s.URL)), `">`, esc(displayHost(s.URL)), `</a></td><td>`, strconv.Itoa(s.Score), `</td><td>`, esc(s.Grade), `</td><td>`, strconv.Itoa(s.Level), ` (`, esc(s.LevelName), `)</td><td><time datetime="`, s.ScannedAt.UTC().Format(time.RFC3339), `">`, s.ScannedAt.UTC().Format("2 Jan 2006"), `</time></td></tr>
 `)
 		}
-		b.WriteString("</tbody>\n</table></div>\n")
+		put(&b, "</tbody>\n</table></div>\n")
 	}
-	b.WriteString(`</main>
-<footer><p>agentready · <a href="` + base + `/feed.xml">Changelog</a> · <a href="` + base + `/sitemap.xml">Sitemap</a></p></footer>
-</body>
+	put(&b, `</main>
+`, siteFooter(base), `</body>
 </html>
 `)
 	return []byte(b.String())
@@ -129,18 +128,18 @@ func showcaseHTML(base string, data showcaseData, ok bool) []byte {
 
 func showcaseMarkdown(base string, data showcaseData, ok bool) []byte {
 	var b strings.Builder
-	b.WriteString("# The most agent-ready sites\n\n")
+	put(&b, "# The most agent-ready sites\n\n")
 	if !ok {
-		b.WriteString("The scan history does not answer right now; retry in a minute.\n")
+		put(&b, "The scan history does not answer right now; retry in a minute.\n")
 		return []byte(b.String())
 	}
 	if len(data.Sites) == 0 {
-		b.WriteString("No site has been scanned yet. Scan one at " + base + "/\n")
+		put(&b, "No site has been scanned yet. Scan one at ", base, "/\n")
 		return []byte(b.String())
 	}
-	b.WriteString("| Rank | Site | Score | Grade | Level |\n|---|---|---|---|---|\n")
+	put(&b, "| Rank | Site | Score | Grade | Level |\n|---|---|---|---|---|\n")
 	for i, s := range data.Sites {
-		b.WriteString("| " + strconv.Itoa(i+1) + " | [" + strings.ReplaceAll(mdLine(displayHost(s.URL)), "|", "\\|") + "](" + reportURL(base, s.URL) + ") | " + strconv.Itoa(s.Score) + " | " + mdLine(s.Grade) + " | " + strconv.Itoa(s.Level) + " (" + mdLine(s.LevelName) + ") |\n")
+		put(&b, "| ", strconv.Itoa(i+1), " | [", strings.ReplaceAll(mdLine(displayHost(s.URL)), "|", "\\|"), "](", reportURL(base, s.URL), ") | ", strconv.Itoa(s.Score), " | ", mdLine(s.Grade), " | ", strconv.Itoa(s.Level), " (", mdLine(s.LevelName), ") |\n")
 	}
 	return []byte(b.String())
 }

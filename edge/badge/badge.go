@@ -39,12 +39,18 @@ func charWidth(r rune) float64 {
 type Badge struct {
 	Label, Message string
 	Color          string // message background, e.g. #4c1
-	LabelColor     string // default #555
+	LabelColor     string // default LabelColor
 	Square         bool   // flat-square style
 }
 
-// Colours by level, from red (not ready) to bright green (optimized).
-var levelColors = []string{"#e05d44", "#dfb317", "#97ca00", "#4c1"}
+// LevelColors are the colours of levels 0 to 3, from red (not ready) to
+// bright green (optimized). With LabelColor they are agentready's one visual
+// identity: the report page's gauge and ladder (edge/site/app.css) and the
+// icon (edge/icon.go) use the same values, and edge's tests hold them to it.
+var LevelColors = [4]string{"#e05d44", "#dfb317", "#97ca00", "#4c1"}
+
+// LabelColor is the badge's label background, the ink of the icon.
+const LabelColor = "#555"
 
 // Unknown is the grey badge for a site that could not be scanned.
 const Unknown = "#9f9f9f"
@@ -54,10 +60,10 @@ func ForScore(score, level int, levelName string) Badge {
 	if level < 0 {
 		level = 0
 	}
-	if level >= len(levelColors) {
-		level = len(levelColors) - 1
+	if level >= len(LevelColors) {
+		level = len(LevelColors) - 1
 	}
-	return Badge{Label: "agent readiness", Message: fmt.Sprintf("%d/100 · L%d %s", score, level, levelName), Color: levelColors[level]}
+	return Badge{Label: "agent readiness", Message: fmt.Sprintf("%d/100 · L%d %s", score, level, levelName), Color: LevelColors[level]}
 }
 
 // ForUnknown is the badge of a site that could not be scanned.
@@ -119,7 +125,7 @@ func darkText(bg string) bool {
 func (b Badge) SVG() []byte {
 	labelColor := b.LabelColor
 	if labelColor == "" {
-		labelColor = "#555"
+		labelColor = LabelColor
 	}
 	lw, mw := textWidth(b.Label), textWidth(b.Message)
 	left, right := lw+10, mw+10

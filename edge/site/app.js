@@ -49,36 +49,66 @@
       el("span", {"class": "cn", text: c.name}));
     var d = el("details", null, sum);
     if (st !== "pending") {
-      d.appendChild(el("p", {"class": "msg"}, inline(c.message)));
-      if (c.recommendation) d.appendChild(el("p", {"class": "rec"}, el("strong", {text: "Recommendation:"}), " ", inline(c.recommendation)));
-      if (c.foundAt) d.appendChild(el("p", {"class": "found"}, "Found at ", el("code", {text: c.foundAt})));
-      if (c.details) d.appendChild(el("div", {"class": "snippet"}, el("pre", null, el("code", {text: pretty(c.details)})), copyButton()));
+      sum.appendChild(document.createTextNode(" "));
+      sum.appendChild(el("span", {"class": "msg"}, inline(c.message)));
+      var more = el("div", {"class": "more"});
+      if (c.recommendation) more.appendChild(el("p", {"class": "rec"}, el("strong", {text: "Recommendation:"}), " ", inline(c.recommendation)));
+      if (c.foundAt) more.appendChild(el("p", {"class": "found"}, "Found at ", el("code", {text: c.foundAt})));
+      if (c.details) more.appendChild(el("div", {"class": "snippet"}, el("pre", null, el("code", {text: pretty(c.details)})), copyButton()));
+      d.appendChild(more);
     }
     li.appendChild(d);
     return li;
   }
 
-  function levelState(n, current) { return n <= current ? "reached" : "not reached"; }
+  var SVG = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs) {
+    var e = document.createElementNS(SVG, tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+
+  // The score as the edge draws it: a ring three quarters round, the
+  // number and grade as text in it, coloured by the level as the badge is.
+  function gauge(s, level) {
+    var ring = svg("svg", {viewBox: "0 0 120 120", "aria-hidden": "true", focusable: "false"});
+    ring.appendChild(svg("circle", {"class": "track", cx: "60", cy: "60", r: "50", pathLength: "100"}));
+    ring.appendChild(svg("circle", {"class": "arc", cx: "60", cy: "60", r: "50", pathLength: "100", "stroke-dasharray": (Math.max(0, Math.min(100, s.value)) * 0.75).toFixed(2) + " 100"}));
+    return el("div", {"class": "gauge lv" + Math.max(0, Math.min(3, level)), id: "gauge"}, ring,
+      el("p", null, el("span", {"class": "big", id: "score-value", text: String(s.value)}), " ",
+        el("span", {"class": "of", text: "out of 100"}), el("span", {"class": "vh", text: ","}), " ",
+        el("span", {"class": "gr"}, "grade ", el("strong", {id: "score-grade", text: s.grade}))));
+  }
+
+  function ladder(rep) {
+    var ol = el("ol", {"class": "ladder", id: "ladder"});
+    rep.levels.forEach(function (l) {
+      var n = l.level.number, applicable = l.total - l.na;
+      var mark = "○", state = "not reached", cls = "no";
+      if (applicable <= 0) { mark = "–"; state = ""; cls = "na"; }
+      else if (n > 3) { mark = "◇"; state = ""; cls = "apart"; }
+      else if (n <= rep.currentLevel) { mark = "✓"; state = "reached"; cls = "yes"; }
+      var li = el("li", {"class": cls + " lv" + Math.max(0, Math.min(3, n))},
+        el("span", {"class": "ln"}, el("span", {"class": "mk", "aria-hidden": "true", text: mark}), " ", el("span", {"class": "lw", text: "Level "}), n + " · " + l.level.name), " ");
+      if (applicable <= 0) li.appendChild(el("span", {"class": "lc", text: "not applicable to this site"}));
+      else {
+        li.appendChild(el("span", {"class": "lc"}, l.passed + " of " + applicable, el("span", {"class": "lw", text: " passed"}), state ? el("span", {"class": "ls", text: ", " + state}) : ""));
+        li.appendChild(el("span", {"class": "bar", "aria-hidden": "true"}, el("span", {style: "width:" + Math.min(100, Math.floor(100 * l.passed / applicable)) + "%"})));
+      }
+      ol.appendChild(li);
+    });
+    return ol;
+  }
 
   function summary(rep) {
-    var s = rep.score;
-    var ladder = el("ol", {"class": "ladder"});
-    rep.levels.forEach(function (l) {
-      var state = levelState(l.level.number, rep.currentLevel);
-      ladder.appendChild(el("li", {"class": state.replace(" ", "-")},
-        el("strong", {text: "Level " + l.level.number + " · " + l.level.name}),
-        ": " + state + " (" + l.passed + " of " + (l.total - l.na) + " passed)"));
-    });
-    var sec = el("section", {"class": "summary", "aria-labelledby": "summary-h"},
-      el("h2", {id: "summary-h", text: "Score"}),
-      el("p", {"class": "score"},
-        el("span", {"class": "big", id: "score-value", text: String(s.value)}), " out of 100, grade ",
-        el("strong", {id: "score-grade", text: s.grade}), ", level ",
-        el("strong", {id: "score-level", text: rep.currentLevel + " (" + s.levelName + ")"})),
-      el("p", {"class": "tally", text: s.passed + " passed, " + s.partial + " partial, " + s.failed + " failed, " + s.na + " not applicable, of " + s.total + " checks."}),
-      el("p", null, el("button", {type: "button", id: "rescan", "data-url": rep.url, text: "Scan again"})),
-      el("h3", {text: "Level ladder"}), ladder);
-    return sec;
+    var lvl = rep.currentLevel > 0
+      ? el("p", {"class": "lvl yes", id: "level-reached"}, el("span", {"class": "mk", "aria-hidden": "true", text: "✓"}), " Level ", el("strong", {id: "score-level", text: rep.currentLevel + " · " + rep.score.levelName}), " reached")
+      : el("p", {"class": "lvl", id: "level-reached"}, el("span", {"class": "mk", "aria-hidden": "true", text: "○"}), " ", el("strong", {id: "score-level", text: "No level"}), " reached yet");
+    return el("div", {"class": "first"}, el("section", {"class": "card summary", "aria-labelledby": "summary-h"},
+      el("h2", {id: "summary-h", "class": "vh", text: "Score"}),
+      el("div", {"class": "sumrow"}, gauge(rep.score, rep.currentLevel),
+        el("div", {"class": "reach"}, lvl, el("p", null, el("button", {type: "button", id: "rescan", "class": "quiet", "data-url": rep.url, text: "Scan again"}))),
+        el("h3", {"class": "vh", text: "Level ladder"}), ladder(rep))));
   }
 
   function badges(site) {
@@ -148,16 +178,43 @@
   }
 
   // The screenshot exists only once the origin has captured one (not every
-  // server has Chromium): it is shown when the image loads, never broken.
+  // server has Chromium): the thumbnail is shown when the image loads, never
+  // broken, and links to the full-size image.
   function showShot() {
-    var fig = document.getElementById("shot");
-    if (!fig || fig.querySelector("img")) return;
+    var fig = document.getElementById("shot"), a = fig && fig.querySelector("a");
+    if (!a || a.querySelector("img")) return;
     var img = new Image();
-    img.alt = "Screenshot of the scanned homepage";
+    img.alt = "Screenshot of the scanned homepage (opens full size)";
     img.width = 640;
     img.height = 400;
-    img.onload = function () { fig.insertBefore(img, fig.firstChild); fig.hidden = false; };
+    img.onload = function () { a.appendChild(img); fig.hidden = false; };
     img.src = fig.getAttribute("data-src");
+  }
+
+  // The filter of the checks, in place: the same rows the edge hides for
+  // ?filter= (which works without this script), and the address follows.
+  function applyFilter(link) {
+    var show = link.getAttribute("data-status"), n = 0, total = 0;
+    document.querySelectorAll(".filters a").forEach(function (a) {
+      if (a === link) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    });
+    document.querySelectorAll("#checks section.level").forEach(function (sec) {
+      var seen = 0;
+      sec.querySelectorAll("li.check").forEach(function (li) {
+        var on = !show || li.getAttribute("data-status") === show;
+        li.hidden = !on;
+        total++;
+        if (on) { seen++; n++; }
+      });
+      sec.hidden = seen === 0;
+    });
+    var word = link.getAttribute("data-word"), shown = document.getElementById("shown");
+    if (shown) shown.textContent = !show ? "Showing all " + total + " checks, failed and partial first in each level."
+      : n === 0 ? "No check is " + word + "." : "Showing the " + n + " " + word + " of " + total + " checks.";
+    var u = new URL(location.href), key = link.getAttribute("data-filter");
+    if (key === "all") u.searchParams.delete("filter"); else u.searchParams.set("filter", key);
+    u.hash = "checks";
+    history.replaceState(null, "", u.href);
   }
 
   // The badge style changes the preview and every snippet at once.
@@ -193,7 +250,7 @@
     result.removeAttribute("data-server");
     var progress = el("p", {id: "progress", "class": "progress", role: "status", "aria-live": "polite", text: "Starting the scan of " + host(site) + "…"});
     var bar = el("progress", {max: "48", value: "0", "aria-hidden": "true"});
-    var checksSec = el("section", {"class": "checks", "aria-labelledby": "checks-h"}, el("h2", {id: "checks-h", text: "Checks"}), progress, bar);
+    var checksSec = el("section", {"class": "checks", id: "checks", "aria-labelledby": "checks-h"}, el("h2", {id: "checks-h", text: "Checks"}), " ", progress, bar);
     result.appendChild(checksSec);
     var total = 48, done = 0;
     function finish() { if (button) button.disabled = false; }
@@ -290,6 +347,7 @@
     function select(b) { if (b.select) b.select(); }
   }
 
+  document.documentElement.className += " js";
   document.addEventListener("DOMContentLoaded", function () {
     var form = document.getElementById("scan");
     if (form) form.addEventListener("submit", function (ev) {
@@ -307,7 +365,9 @@
     badgeStyle();
     document.addEventListener("click", function (ev) {
       var t = ev.target;
-      if (t.classList.contains("copy")) copy(t);
+      var f = t.closest && t.closest(".filters a");
+      if (f && !ev.ctrlKey && !ev.metaKey && !ev.shiftKey) { ev.preventDefault(); applyFilter(f); }
+      else if (t.classList.contains("copy")) copy(t);
       else if (t.id === "rescan") { ev.preventDefault(); scan(t.getAttribute("data-url"), true); }
     });
   });
