@@ -179,15 +179,18 @@ type Bucket struct {
 	Slice
 }
 
+// SkipCounts are the list's lines a survey does not scan, by reason.
+type SkipCounts struct {
+	Duplicates int `json:"duplicates"`
+	Invalid    int `json:"invalid"`
+}
+
 // Adoption is DIR/adoption.json: the survey's counts, overall and by rank
 // bucket, and how they were made. A merge of shards adds the same counts
 // as one run over the whole list.
 type Adoption struct {
-	Listed  int `json:"listed"` // distinct sites the list names (this shard's share, in a shard's own report)
-	Skipped struct {
-		Duplicates int `json:"duplicates"`
-		Invalid    int `json:"invalid"`
-	} `json:"skipped"`
+	Listed  int        `json:"listed"` // distinct sites the list names (this shard's share, in a shard's own report)
+	Skipped SkipCounts `json:"skipped"`
 	// Errors counts the unreachable sites by "code" or "code/cause"
 	// (site_unreachable/timeout).
 	Errors map[string]int `json:"errors"`

@@ -13,9 +13,15 @@
 // finds duplicate lines.
 //
 // --shard I/N takes the sites whose registrable domain hashes (FNV-1a) to
-// I modulo N, so machines split a list without talking to each other;
-// Merge adds their outputs up into the report one machine would have
-// written. Report and Merge stream results.ndjson into adoption.json and
+// I modulo N, so machines split a list without talking to each other.
+// With a QueueConfig, a run is instead one of any number of workers
+// pulling the sites from one list kept in a Redis Stream (queue.go: the
+// keys, the idempotent loading, the domain leases; worker.go: the loop),
+// each appending its results in the order they finish and acknowledging
+// them once fsynced; a dead worker's entries are taken over after the
+// per-site timeout. Merge adds shards' or workers' outputs up into the
+// report one machine would have written, counting a site two workers
+// scanned once. Report and Merge stream results.ndjson into adoption.json and
 // render it as report.html (inline SVG, no script, nothing fetched) and
 // report.md. docs/survey.md describes the files and the commands.
 package survey

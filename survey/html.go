@@ -48,7 +48,7 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	p("<title>Agent readiness survey of %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<main>\n", listName, reportCSS)
 	p("<h1>Agent readiness of %s sites</h1>\n", num(ad.Listed))
 	p("<p>The sites of <code>%s</code>%s, scanned with agentready %s: %s answered and were judged on the 48 checks and 5 signals, %s could not be reached.</p>\n",
-		listName, shardNote(ad.Methods.Settings.Shard), esc(versionOf(ad.Methods)), num(ad.Sites), num(ad.Unreachable))
+		listName, esc(shardNote(ad.Methods.Settings)), esc(versionOf(ad.Methods)), num(ad.Sites), num(ad.Unreachable))
 	p("<nav aria-label=\"Contents\">\n<ul>\n<li><a href=\"#sites\">Sites</a></li>\n<li><a href=\"#levels\">Levels reached</a></li>\n<li><a href=\"#scores\">Scores</a></li>\n<li><a href=\"#checks\">Checks</a></li>\n<li><a href=\"#signals\">Identity and commerce signals</a></li>\n<li><a href=\"#ranks\">By rank</a></li>\n<li><a href=\"#methods\">Methods</a></li>\n</ul>\n</nav>\n")
 
 	// Sites.
@@ -161,7 +161,11 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	dl("agentready", esc(versionOf(m)))
 	dl("List", fmt.Sprintf("<code>%s</code>, %s lines, format %s", listName, num(m.List.Lines), esc(string(m.List.Format))))
 	dl("List SHA-256", "<code>"+esc(m.List.SHA256)+"</code>")
-	dl("Shard", esc(m.Settings.Shard))
+	if m.Settings.Queue != "" {
+		dl("Queue", esc(queueNote(m)))
+	} else {
+		dl("Shard", esc(m.Settings.Shard))
+	}
 	dl("Concurrency", fmt.Sprintf("%d sites at once, one per registrable domain; %d requests at once per host", m.Settings.Concurrency, m.Settings.PerHost))
 	dl("Timeouts", fmt.Sprintf("%s per site, %s per request", esc(m.Settings.Timeout), esc(m.Settings.RequestTimeout)))
 	dl("User-Agent", "<code>"+esc(m.Settings.UserAgent)+"</code>")
@@ -174,7 +178,7 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	}
 	dl("Addresses", addr)
 	dl("Runs", fmt.Sprintf("%d (a survey resumes where it stopped; each site is counted once)", m.Runs))
-	if len(m.Shards) > 0 {
+	if len(m.Shards) > 0 && m.Settings.Queue == "" {
 		dl("Shards merged", fmt.Sprintf("%d, each surveyed on its own and added up", len(m.Shards)))
 	}
 	p("</dl>\n</section>\n</main>\n</body>\n</html>\n")
@@ -215,11 +219,30 @@ func pct(n, of int) string {
 	return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(of))
 }
 
-func shardNote(shard string) string {
-	if shard == "" || shard == "0/1" {
+// shardNote says which part of the list a report counts, in words (not
+// escaped).
+func shardNote(s Settings) string {
+	switch {
+	case s.Queue != "" && s.Worker != "":
+		return " (worker " + s.Worker + " of a queue)"
+	case s.Queue != "":
+		return " (" + s.Shard + " from a queue)"
+	case s.Shard == "" || s.Shard == "0/1":
 		return ""
+	case strings.HasSuffix(s.Shard, " merged"):
+		return " (" + s.Shard + ")"
 	}
-	return " (shard " + esc(shard) + ")"
+	return " (shard " + s.Shard + ")"
+}
+
+// queueNote describes, for the methods, how a queue's workers shared the
+// list (not escaped).
+func queueNote(m Methods) string {
+	s := fmt.Sprintf("the survey %s in Redis, its sites pulled by %d workers", m.Settings.Queue, max(len(m.Shards), 1))
+	if m.Rescans > 0 {
+		s += fmt.Sprintf("; %d sites were scanned twice (a worker stopped between writing a result and acknowledging it) and are counted once, from the earlier result", m.Rescans)
+	}
+	return s
 }
 
 func finishedNote(m Methods) string {

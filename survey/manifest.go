@@ -28,18 +28,31 @@ type Settings struct {
 	UserAgent      string `json:"userAgent"`
 	AllowPrivate   bool   `json:"allowPrivate"`
 	Allow          string `json:"allow,omitempty"`
+	// Queue is the survey's name in Redis when workers pull its sites from
+	// a queue (--queue), and Worker this worker's name there; Shard is then
+	// empty.
+	Queue  string `json:"queue,omitempty"`
+	Worker string `json:"worker,omitempty"`
 }
 
 // Manifest is DIR/survey.json: what the directory holds a survey of. A
 // resumed survey must read the same list for the same shard.
 type Manifest struct {
-	Version  string     `json:"version"` // agentready's
-	List     ListInfo   `json:"list"`
-	Sites    int        `json:"sites"` // distinct sites of the shard to scan
-	Settings Settings   `json:"settings"`
-	Started  time.Time  `json:"started"` // the first run's start
-	Runs     int        `json:"runs"`    // starts, resumes included
+	Version  string    `json:"version"` // agentready's
+	List     ListInfo  `json:"list"`
+	Sites    int       `json:"sites"` // distinct sites of the shard to scan
+	Settings Settings  `json:"settings"`
+	Started  time.Time `json:"started"` // the first run's start
+	Runs     int       `json:"runs"`    // starts, resumes included
+	// Finished: every site is done (a queue's worker: the queue is empty).
 	Finished *time.Time `json:"finished,omitempty"`
+	// Skipped are the list's duplicate and invalid lines as the queue's
+	// loader counted them (a queue's worker: it may not have read the
+	// list, so its skipped.ndjson may be absent).
+	Skipped *SkipCounts `json:"skipped,omitempty"`
+	// Workers are the names of every worker that joined the queue, as this
+	// worker saw them when the queue was empty: merge names the missing ones.
+	Workers []string `json:"workers,omitempty"`
 }
 
 // Methods are adoption.json's account of how the counts were made.
@@ -51,8 +64,13 @@ type Methods struct {
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished,omitempty"`
 	Runs     int        `json:"runs"`
-	// Shards are the shards' own accounts, when the report merges them.
+	// Shards are the shards' own accounts, when the report merges them
+	// (the workers' accounts, for a queue).
 	Shards []Manifest `json:"shards,omitempty"`
+	// Rescans are the sites of a queue that two workers scanned (one
+	// stopped after writing its result and before acknowledging it): each
+	// is counted once, from its earliest result.
+	Rescans int `json:"rescans,omitempty"`
 }
 
 func readManifest(dir string) (*Manifest, error) {

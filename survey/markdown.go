@@ -16,7 +16,7 @@ func WriteMarkdown(w io.Writer, ad *Adoption) {
 	m := ad.Methods
 	p("# Agent readiness of %s sites\n\n", num(ad.Listed))
 	p("The sites of `%s`%s, scanned with agentready %s: %s answered and were judged on the 48 checks and 5 signals, %s could not be reached.\n\n",
-		mdCell(m.List.Name), shardNote(m.Settings.Shard), mdCell(versionOf(m)), num(ad.Sites), num(ad.Unreachable))
+		mdCell(m.List.Name), mdCell(shardNote(m.Settings)), mdCell(versionOf(m)), num(ad.Sites), num(ad.Unreachable))
 
 	p("## Sites\n\n| sites | count |\n|---|---:|\n")
 	p("| distinct sites listed | %s |\n| scanned and judged | %s |\n| unreachable | %s |\n", num(ad.Listed), num(ad.Sites), num(ad.Unreachable))
@@ -89,7 +89,11 @@ func WriteMarkdown(w io.Writer, ad *Adoption) {
 	p("- Surveyed: %s%s\n", m.Started.Format("2006-01-02 15:04 MST"), finishedNote(m))
 	p("- agentready: %s\n", mdCell(versionOf(m)))
 	p("- List: `%s`, %s lines, format %s, SHA-256 `%s`\n", mdCell(m.List.Name), num(m.List.Lines), m.List.Format, m.List.SHA256)
-	p("- Shard: %s\n", mdCell(m.Settings.Shard))
+	if m.Settings.Queue != "" {
+		p("- Queue: %s\n", mdCell(queueNote(m)))
+	} else {
+		p("- Shard: %s\n", mdCell(m.Settings.Shard))
+	}
 	p("- Concurrency: %d sites at once, one per registrable domain; %d requests at once per host\n", m.Settings.Concurrency, m.Settings.PerHost)
 	p("- Timeouts: %s per site, %s per request\n", m.Settings.Timeout, m.Settings.RequestTimeout)
 	p("- User-Agent: `%s`\n", mdCell(m.Settings.UserAgent))
@@ -102,7 +106,7 @@ func WriteMarkdown(w io.Writer, ad *Adoption) {
 	}
 	p("- Addresses: %s\n", addr)
 	p("- Runs: %d (a survey resumes where it stopped; each site is counted once)\n", m.Runs)
-	if len(m.Shards) > 0 {
+	if len(m.Shards) > 0 && m.Settings.Queue == "" {
 		p("- Shards merged: %d, each surveyed on its own and added up\n", len(m.Shards))
 	}
 	io.WriteString(w, b.String())

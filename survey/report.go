@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -19,6 +20,9 @@ func Report(dir string) (*Adoption, error) {
 	man, err := readManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s holds no survey: %w", dir, err)
+	}
+	if man.Settings.Queue != "" {
+		return nil, fmt.Errorf("%s holds the results of worker %s of the queue's survey %s, a part of the survey: merge every worker's directory (agentready survey merge DIR... --out DIR)", dir, man.Settings.Worker, man.Settings.Queue)
 	}
 	a, err := aggregateDir(dir, man)
 	if err != nil {
@@ -76,19 +80,33 @@ func eachSkip(path string, fn func(*Skip) error) error {
 // shard once, all finished) and writes the adoption reports into out. Its
 // counts equal those of one run over the whole list; only the methods
 // differ, listing each shard's.
+//
+// The directories of a queue's workers (Manifest.Settings.Queue) are
+// merged by mergeWorkers instead.
 func Merge(dirs []string, out string) (*Adoption, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("give the shards' output directories to merge")
+	}
+	manifests := make([]*Manifest, len(dirs))
+	for i, dir := range dirs {
+		man, err := readManifest(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s holds no survey: %w", dir, err)
+		}
+		if i > 0 && (man.Settings.Queue != "") != (manifests[0].Settings.Queue != "") {
+			return nil, fmt.Errorf("%s and %s hold different kinds of survey (a queue's worker and a shard): merge the directories of one survey", dirs[0], dir)
+		}
+		manifests[i] = man
+	}
+	if manifests[0].Settings.Queue != "" {
+		return mergeWorkers(dirs, manifests, out)
 	}
 	total := newAggregator()
 	var mans []Manifest
 	seen := map[string]string{}
 	count := 0
-	for _, dir := range dirs {
-		man, err := readManifest(dir)
-		if err != nil {
-			return nil, fmt.Errorf("%s holds no survey: %w", dir, err)
-		}
+	for i, dir := range dirs {
+		man := manifests[i]
 		sh, err := ParseShard(man.Settings.Shard)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
@@ -149,6 +167,138 @@ func Merge(dirs []string, out string) (*Adoption, error) {
 	}
 	ad := total.adoption(m)
 	return ad, writeReports(out, ad)
+}
+
+// mergeWorkers adds up the directories of a queue's workers. The workers
+// took sites as they came, so a site is in one directory or, when a worker
+// stopped between writing a result and acknowledging it and another worker
+// took the site over, in two: each site (list line) is counted once, from
+// its earliest result (then the worker whose name sorts first). A worker
+// killed in the middle of a line leaves it torn; that site was not
+// acknowledged, so another worker redid it, and the torn line is ignored.
+// The merge refuses unless every site of the list has a result.
+func mergeWorkers(dirs []string, mans []*Manifest, out string) (*Adoption, error) {
+	first := mans[0]
+	byWorker := map[string]string{}
+	order := make([]int, len(dirs))
+	for i, m := range mans {
+		order[i] = i
+		switch {
+		case m.Settings.Queue != first.Settings.Queue || m.List.SHA256 != first.List.SHA256:
+			return nil, fmt.Errorf("%s is a worker of the queue's survey %s, %s of %s: merge the workers of one survey", dirs[i], m.Settings.Queue, dirs[0], first.Settings.Queue)
+		case m.Sites != first.Sites || m.List.Lines != first.List.Lines || !sameSkips(m.Skipped, first.Skipped):
+			return nil, fmt.Errorf("%s and %s disagree on the survey's list (%d and %d sites): was the survey's account in Redis changed?", dirs[i], dirs[0], m.Sites, first.Sites)
+		}
+		if other, dup := byWorker[m.Settings.Worker]; dup {
+			return nil, fmt.Errorf("%s and %s are both worker %s: give each worker's directory once", other, dirs[i], m.Settings.Worker)
+		}
+		byWorker[m.Settings.Worker] = dirs[i]
+	}
+	sort.Slice(order, func(a, b int) bool { return mans[order[a]].Settings.Worker < mans[order[b]].Settings.Worker })
+	each := func(fn func(*Result) error) error {
+		for _, i := range order {
+			if err := eachResultOf(filepath.Join(dirs[i], ResultsFile), true, fn); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+
+	// First pass: which sites have a result, and which have several.
+	lines := first.List.Lines
+	seen := make([]uint64, lines/64+1)
+	twice := map[int]*Result{}
+	distinct := 0
+	err := each(func(r *Result) error {
+		if r.Line < 1 || r.Line > lines {
+			return fmt.Errorf("a result names line %d of a list of %d lines: the directories hold results of another list", r.Line, lines)
+		}
+		word, bit := r.Line/64, uint64(1)<<(r.Line%64)
+		if seen[word]&bit != 0 {
+			twice[r.Line] = nil
+			return nil
+		}
+		seen[word] |= bit
+		distinct++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if distinct != first.Sites {
+		return nil, fmt.Errorf("these directories hold results for %d of the survey's %d sites%s", distinct, first.Sites, missingWorkers(mans, byWorker))
+	}
+
+	// Second pass: every result once; of a site's several, the earliest.
+	total := newAggregator()
+	err = each(func(r *Result) error {
+		kept, several := twice[r.Line]
+		switch {
+		case !several:
+			return total.add(r)
+		case kept == nil || r.Timestamp.Before(kept.Timestamp):
+			twice[r.Line] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range twice {
+		if err := total.add(r); err != nil {
+			return nil, err
+		}
+	}
+	if first.Skipped != nil {
+		total.dups, total.invalid = first.Skipped.Duplicates, first.Skipped.Invalid
+	}
+
+	m := Methods{Version: first.Version, List: first.List, Settings: first.Settings, Started: first.Started, Rescans: len(twice)}
+	m.Settings.Worker = ""
+	m.Settings.Shard = fmt.Sprintf("%d workers merged", len(mans))
+	for _, i := range order {
+		s := mans[i]
+		m.Shards = append(m.Shards, *s)
+		m.Runs += s.Runs
+		if s.Started.Before(m.Started) {
+			m.Started = s.Started
+		}
+		if s.Finished != nil && (m.Finished == nil || s.Finished.After(*m.Finished)) {
+			f := *s.Finished
+			m.Finished = &f
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
+	}
+	ad := total.adoption(m)
+	return ad, writeReports(out, ad)
+}
+
+func sameSkips(a, b *SkipCounts) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// missingWorkers names the workers that joined the survey (as the
+// finished ones saw them) whose directories were not given.
+func missingWorkers(mans []*Manifest, given map[string]string) string {
+	missing := map[string]bool{}
+	for _, m := range mans {
+		for _, w := range m.Workers {
+			if given[w] == "" {
+				missing[w] = true
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return ": is a worker's directory missing, or is the survey not finished? (a worker run again continues it)"
+	}
+	names := make([]string, 0, len(missing))
+	for w := range missing {
+		names = append(names, w)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf(": the directories of workers %s are missing", strings.Join(names, ", "))
 }
 
 func writeReports(dir string, ad *Adoption) error {

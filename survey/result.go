@@ -194,6 +194,12 @@ func readResultLine(r *bufio.Reader) ([]byte, error) {
 
 // eachResult streams the results of path to fn, one decoded line at a time.
 func eachResult(path string, fn func(*Result) error) error {
+	return eachResultOf(path, false, fn)
+}
+
+// eachResultOf is eachResult; with tornTail, an incomplete last line (a
+// worker killed while writing it) ends the stream rather than failing it.
+func eachResultOf(path string, tornTail bool, fn func(*Result) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -206,6 +212,9 @@ func eachResult(path string, fn func(*Result) error) error {
 			return nil
 		}
 		if err != nil {
+			if err == io.EOF && tornTail {
+				return nil
+			}
 			if err == io.EOF {
 				return fmt.Errorf("%s: line %d is incomplete: the survey did not finish writing it; run the survey again to complete it", path, n)
 			}

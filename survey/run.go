@@ -36,6 +36,13 @@ type Config struct {
 	// Progress, when set, is called after results are written and about
 	// once a second, from one goroutine.
 	Progress func(Progress)
+	// Queue, when set, makes this run one worker of a survey whose list is
+	// kept in Redis (queue.go): List, when given, is loaded there once;
+	// the worker pulls sites until every site of the list is done.
+	Queue *QueueConfig
+	// Notice, when set, is told what a queue's worker did that its user
+	// should know (the list loaded, or found loaded; entries taken over).
+	Notice func(string)
 }
 
 // DefaultConcurrency is 32 scans per CPU (at least 16, at most 512): a scan
@@ -53,6 +60,12 @@ type Progress struct {
 	Errors  map[string]int // unreachable sites by code/cause, earlier runs included
 	Started time.Time      // this run's start
 	Final   bool           // the last call of this run
+	// Queue: this is a queue's worker. Total is then the whole list's
+	// sites, Done the results this worker wrote, and Remaining the sites
+	// of the queue not done yet by any worker (-1 before Redis said), of
+	// which there were RemainingAtStart when this run first asked.
+	Queue                       bool
+	Remaining, RemainingAtStart int64
 }
 
 // Summary is what a run did.
@@ -60,7 +73,9 @@ type Summary struct {
 	Total, Done, Resumed int
 	// Interrupted: the context ended first; the same command resumes.
 	Interrupted bool
-	Adoption    *Adoption // nil when interrupted
+	Adoption    *Adoption // nil when interrupted, and for a queue's worker
+	// Queue is what a queue's worker did (nil for a shard).
+	Queue *QueueSummary
 }
 
 // ErrMismatch is wrapped by the error of a run whose output directory
@@ -76,6 +91,13 @@ func (c Config) withDefaults() Config {
 	}
 	c.Shard = c.Shard.norm()
 	c.Engine.Deadline = c.Timeout
+	if c.Queue != nil {
+		q := *c.Queue
+		if q.ClaimIdle <= 0 {
+			q.ClaimIdle = c.Timeout + claimMargin
+		}
+		c.Queue = &q
+	}
 	return c
 }
 
@@ -91,10 +113,13 @@ func reorderWindow(concurrency int) int { return 32 * concurrency }
 // killing the process, at any moment: the next run continues.
 func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Queue != nil {
+		return runWorker(ctx, cfg)
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
 	}
-	info, total, err := prepass(cfg.List, cfg.Shard, filepath.Join(cfg.Out, SkippedFile))
+	info, total, _, err := prepass(cfg.List, cfg.Shard, filepath.Join(cfg.Out, SkippedFile))
 	if err != nil {
 		return nil, err
 	}
@@ -149,14 +174,15 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 // prepass reads the whole list once: its hash, how many sites the shard
 // holds, and every line it skips (rewritten whole on every run, so a
 // resumed survey lists each once).
-func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, error) {
+func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, SkipCounts, error) {
+	var counts SkipCounts
 	f, err := os.Open(list)
 	if err != nil {
-		return ListInfo{}, 0, fmt.Errorf("the list cannot be read: %w", err)
+		return ListInfo{}, 0, counts, fmt.Errorf("the list cannot be read: %w", err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return ListInfo{}, 0, fmt.Errorf("the list %s is not a regular file: a survey reads it more than once (to resume), so give a file", list)
+		return ListInfo{}, 0, counts, fmt.Errorf("the list %s is not a regular file: a survey reads it more than once (to resume), so give a file", list)
 	}
 	h := sha256.New()
 	src := newSource(io.TeeReader(f, h), shard)
@@ -168,20 +194,25 @@ func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, error
 			break
 		}
 		if err != nil {
-			return ListInfo{}, 0, fmt.Errorf("the list cannot be read: %w", err)
+			return ListInfo{}, 0, counts, fmt.Errorf("the list cannot be read: %w", err)
 		}
 		if skip != nil {
 			b, _ := json.Marshal(skip)
 			skipped.line(b)
+			if skip.Reason == SkipDuplicate {
+				counts.Duplicates++
+			} else {
+				counts.Invalid++
+			}
 			continue
 		}
 		_ = it
 		total++
 	}
 	if err := writeFileAtomic(skippedPath, skipped.b); err != nil {
-		return ListInfo{}, 0, err
+		return ListInfo{}, 0, counts, err
 	}
-	return ListInfo{Name: filepath.Base(list), SHA256: hex.EncodeToString(h.Sum(nil)), Format: src.lr.Format(), Lines: src.lr.line}, total, nil
+	return ListInfo{Name: filepath.Base(list), SHA256: hex.EncodeToString(h.Sum(nil)), Format: src.lr.Format(), Lines: src.lr.line}, total, counts, nil
 }
 
 // bytesBuffer collects the skipped lines; a list's invalid and duplicate
@@ -201,6 +232,8 @@ func startManifest(cfg Config, info ListInfo, total int, s Settings) (*Manifest,
 		return m, writeManifest(cfg.Out, m)
 	case err != nil:
 		return nil, err
+	case old.Settings.Queue != "":
+		return nil, fmt.Errorf("%w: %s holds worker %s of the queue's survey %s; use a new --out for a survey of this machine alone", ErrMismatch, cfg.Out, old.Settings.Worker, old.Settings.Queue)
 	case old.List.SHA256 != info.SHA256:
 		return nil, fmt.Errorf("%w: %s surveys a list with another content (%s, sha256 %.12s…, now %.12s…); use a new --out for a new list", ErrMismatch, cfg.Out, old.List.Name, old.List.SHA256, info.SHA256)
 	case old.Settings.Shard != s.Shard:

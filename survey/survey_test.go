@@ -33,10 +33,14 @@ const testdata = "../testdata"
 // TestMain doubles as the child of TestSurveyKill9Resumes: a survey run in
 // a process of its own, so that it can be killed with SIGKILL.
 func TestMain(m *testing.M) {
-	if os.Getenv("SURVEY_TEST_CHILD") == "1" {
+	if child := os.Getenv("SURVEY_TEST_CHILD"); child != "" {
 		ap := netip.MustParseAddrPort(os.Getenv("SURVEY_TEST_WEB"))
 		cfg := config(ap, os.Getenv("SURVEY_TEST_LIST"), os.Getenv("SURVEY_TEST_OUT"))
 		cfg.Concurrency = 2
+		if child == "queue" {
+			cfg = queueWorker(cfg, os.Getenv("SURVEY_TEST_QUEUE"), os.Getenv("SURVEY_TEST_SURVEY"))
+			cfg.Notice = func(s string) { fmt.Fprintln(os.Stderr, "child worker:", s) }
+		}
 		if _, err := survey.Run(context.Background(), cfg); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -448,69 +452,95 @@ func TestSurveyMergeEqualsOneRun(t *testing.T) {
 // agentready, its version and the contact in its User-Agent.
 func TestSurveyOneScanPerRegistrableDomain(t *testing.T) {
 	t.Parallel()
-	var (
-		mu       sync.Mutex
-		inFlight = map[string]map[string]int{} // registrable domain → host → requests
-		overlap  []string
-		domains  int // most domains in flight at once
-		agents   = map[string]bool{}
-	)
+	pw := startPoliteWeb(t)
+	cfg := config(pw.addr, pw.list, filepath.Join(t.TempDir(), "out"))
+	cfg.Engine.Fetch.Resolver = everyName(pw.addr.Addr())
+	sum, err := survey.Run(context.Background(), cfg)
+	if err != nil || sum.Adoption.Sites != 12 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	pw.check(t)
+}
+
+// politeWeb serves four sites of each of three registrable domains and
+// records whether two sites of one domain were ever asked at once.
+type politeWeb struct {
+	addr     netip.AddrPort
+	list     string
+	mu       sync.Mutex
+	inFlight map[string]map[string]int // registrable domain → host → requests
+	overlap  []string
+	domains  int // most domains in flight at once
+	agents   map[string]bool
+	delay    time.Duration // before each answer
+}
+
+func startPoliteWeb(t *testing.T) *politeWeb {
+	pw := &politeWeb{delay: 3 * time.Millisecond}
+	pw.reset()
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.Host)
 		site := weburl.Site(host)
-		mu.Lock()
-		agents[r.UserAgent()] = true
-		if inFlight[site] == nil {
-			inFlight[site] = map[string]int{}
+		pw.mu.Lock()
+		pw.agents[r.UserAgent()] = true
+		if pw.inFlight[site] == nil {
+			pw.inFlight[site] = map[string]int{}
 		}
-		inFlight[site][host]++
-		if len(inFlight[site]) > 1 {
-			overlap = append(overlap, fmt.Sprintf("%v", inFlight[site]))
+		pw.inFlight[site][host]++
+		if len(pw.inFlight[site]) > 1 {
+			pw.overlap = append(pw.overlap, fmt.Sprintf("%v", pw.inFlight[site]))
 		}
-		domains = max(domains, len(inFlight))
-		mu.Unlock()
-		time.Sleep(3 * time.Millisecond)
+		pw.domains = max(pw.domains, len(pw.inFlight))
+		pw.mu.Unlock()
+		time.Sleep(pw.delay)
 		if r.URL.Path == "/" {
 			rw.Header().Set("Content-Type", "text/html")
 			io.WriteString(rw, "<!doctype html><title>t</title><h1>t</h1>")
 		} else {
 			http.NotFound(rw, r)
 		}
-		mu.Lock()
-		if inFlight[site][host]--; inFlight[site][host] == 0 {
-			delete(inFlight[site], host)
+		pw.mu.Lock()
+		if pw.inFlight[site][host]--; pw.inFlight[site][host] == 0 {
+			delete(pw.inFlight[site], host)
 		}
-		if len(inFlight[site]) == 0 {
-			delete(inFlight, site)
+		if len(pw.inFlight[site]) == 0 {
+			delete(pw.inFlight, site)
 		}
-		mu.Unlock()
+		pw.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	pw.addr = netip.MustParseAddrPort(srv.Listener.Addr().String())
 	var b strings.Builder
 	for _, d := range []string{"one.test", "two.test", "three.test"} {
 		for _, sub := range []string{"a", "b", "c", "d"} {
-			fmt.Fprintf(&b, "http://%s.%s:%d/\n", sub, d, ap.Port())
+			fmt.Fprintf(&b, "http://%s.%s:%d/\n", sub, d, pw.addr.Port())
 		}
 	}
-	list := filepath.Join(t.TempDir(), "list.txt")
-	if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+	pw.list = filepath.Join(t.TempDir(), "list.txt")
+	if err := os.WriteFile(pw.list, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config(ap, list, filepath.Join(t.TempDir(), "out"))
-	cfg.Engine.Fetch.Resolver = everyName(ap.Addr())
-	sum, err := survey.Run(context.Background(), cfg)
-	if err != nil || sum.Adoption.Sites != 12 {
-		t.Fatalf("%+v, %v", sum, err)
+	return pw
+}
+
+func (pw *politeWeb) reset() {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.inFlight, pw.overlap, pw.domains, pw.agents = map[string]map[string]int{}, nil, 0, map[string]bool{}
+}
+
+func (pw *politeWeb) check(t *testing.T) {
+	t.Helper()
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if len(pw.overlap) > 0 {
+		t.Errorf("sites of one domain scanned at once: %v", pw.overlap[:min(len(pw.overlap), 5)])
 	}
-	if len(overlap) > 0 {
-		t.Errorf("sites of one domain scanned at once: %v", overlap[:min(len(overlap), 5)])
+	if pw.domains < 2 {
+		t.Errorf("at most %d domain in flight at once: the survey did not scan concurrently", pw.domains)
 	}
-	if domains < 2 {
-		t.Errorf("at most %d domain in flight at once: the survey did not scan concurrently", domains)
-	}
-	if len(agents) != 1 || !agents["agentready/test (+https://example.org/survey-test; agent-readiness survey)"] {
-		t.Errorf("User-Agents: %v", agents)
+	if len(pw.agents) != 1 || !pw.agents["agentready/test (+https://example.org/survey-test; agent-readiness survey)"] {
+		t.Errorf("User-Agents: %v", pw.agents)
 	}
 }
 

@@ -3,11 +3,15 @@
 // second at the default concurrency, the survey process's peak RSS at two
 // list sizes, its adoption report against the counts the web was built to
 // have, a kill -9 at a random moment then a resume (0 duplicates, 0
-// losses), and a 4-shard run merged against the one-machine run. Each
-// survey runs in a child process (this program, re-executed), so its RSS and
-// CPU are its own and the kill is real.
+// losses), and a 4-shard run merged against the one-machine run. With a
+// Redis (-queue, default $REDIS_URL) it also runs the large list as a
+// queue's survey: two workers at once, merged against the one-machine
+// run, then again with one worker killed at a random moment and started
+// again in its directory. Each survey runs in a child process (this
+// program, re-executed), so its RSS and CPU are its own and the kill is
+// real.
 //
-//	go run ./bench/surveybench [-sites 10000] [-small 1000] [-kill 2000] [-shards 4]
+//	go run ./bench/surveybench [-sites 10000] [-small 1000] [-kill 2000] [-shards 4] [-queue redis://…]
 //
 // It exits non-zero, saying what differs, when a report is not exactly the
 // expected one.
@@ -31,9 +35,9 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/bench/internal/benchkit"
-	"github.com/agentready/agentready/internal/synthweb"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/synthweb"
 	"github.com/agentready/agentready/survey"
 )
 
@@ -50,9 +54,16 @@ func main() {
 	killSites := flag.Int("kill", 2000, "sites of the kill -9 and resume run")
 	shards := flag.Int("shards", 4, "shards of the merged run (over the large list)")
 	testdata := flag.String("testdata", "testdata", "the repository's testdata directory")
+	queueURL := flag.String("queue", os.Getenv("REDIS_URL"), "a Redis (REDIS_URL's syntax) for the queue's runs; empty leaves them out")
+	surveyName := flag.String("survey", "", "child: the queue's survey")
+	workerName := flag.String("worker", "", "child: the queue's worker")
 	flag.Parse()
 	if *child {
-		os.Exit(runChild(*list, *out, *shard, *addr, *concurrency, *timeout))
+		var q *survey.QueueConfig
+		if *surveyName != "" {
+			q = &survey.QueueConfig{URL: *queueURL, Survey: *surveyName, Worker: *workerName}
+		}
+		os.Exit(runChild(*list, *out, *shard, *addr, *concurrency, *timeout, q))
 	}
 
 	web := benchkit.Must(synthweb.Start(*testdata))
@@ -117,6 +128,25 @@ func main() {
 	check("merged against the one-machine run", sameCounts(filepath.Join(tmp, "big"), merged))
 	load2 := loadavg()
 
+	// The large list as a queue's survey: two workers at once, then two
+	// workers of which one is killed and started again.
+	var qr, kr queueRun
+	if *queueURL != "" {
+		qr = b.queueSurvey(bigList, *queueURL, "q", 0)
+		check("queue run", qr.err)
+		check("queue merged", compare(filepath.Join(tmp, "q-merged"), bigWant))
+		check("queue merged against the one-machine run", sameCounts(filepath.Join(tmp, "big"), filepath.Join(tmp, "q-merged")))
+		killAt := time.Duration(float64(qr.wall) * (0.1 + 0.6*rand.Float64()))
+		kr = b.queueSurvey(bigList, *queueURL, "k", killAt)
+		check("queue kill run", kr.err)
+		check("queue kill merged", compare(filepath.Join(tmp, "k-merged"), bigWant))
+		check("queue kill merged against the one-machine run", sameCounts(filepath.Join(tmp, "big"), filepath.Join(tmp, "k-merged")))
+		if d, l := audit2(filepath.Join(tmp, "k1", survey.ResultsFile), filepath.Join(tmp, "k2", survey.ResultsFile), bigWant.urls); l != 0 {
+			failed = append(failed, fmt.Sprintf("queue kill: %d losses (%d sites in both directories)", l, d))
+		}
+	}
+	load3 := loadavg()
+
 	benchkit.Header(fmt.Sprintf("; the synthetic web (%d profiles, slow, hung, redirecting, unresolvable and soft-404 sites) served from the bench process on loopback over plain HTTP; concurrency %d; load average %s before, %s after the large run, %s at the end",
 		len(synthweb.Profiles), conc, load0, load1, load2))
 	row := func(m, budget, result string) { fmt.Printf("| %s | %s | %s |\n", m, budget, result) }
@@ -140,6 +170,15 @@ func main() {
 	row("projected 200,000 sites at this rate", "", fmt.Sprintf("one machine %s; 16 machines %s each, then a merge of about %s", one.Round(time.Minute), sixteen.Round(time.Second), mergeAll.Round(time.Second)))
 	cpuBound := float64(runtime.NumCPU()) / (r2.cpu.Seconds() / float64(*sites))
 	row("CPU ceiling of one machine (cores / CPU per site)", "", fmt.Sprintf("%.0f sites/s", cpuBound))
+	if *queueURL != "" {
+		row(fmt.Sprintf("queue: 2 workers on this machine, %d sites: wall time, sites/s", *sites), "as one machine (same 2 cores)",
+			fmt.Sprintf("%.1f s, %.1f/s (%d + %d sites; load average %s after)", qr.wall.Seconds(), float64(*sites)/qr.wall.Seconds(), qr.done[0], qr.done[1], load3))
+		row("queue: peak RSS of each worker", "≤ 300 MB", fmt.Sprintf("%.0f MB, %.0f MB", qr.rssMB[0], qr.rssMB[1]))
+		row("queue: worker CPU per site (user+system, both workers)", "", fmt.Sprintf("%.1f ms", qr.cpu.Seconds()*1000/float64(*sites)))
+		row("queue: 2 workers merged", "equal to one run", verdict(failed, "queue merged"))
+		row(fmt.Sprintf("queue: kill -9 of a worker after %.1f s, started again at once", kr.killAt.Seconds()), "0 losses, each site counted once",
+			fmt.Sprintf("%s; %d sites scanned twice (counted once); wall %.1f s", verdict(failed, "queue kill"), kr.rescans, kr.wall.Seconds()))
+	}
 	if len(failed) > 0 {
 		// Kept for a look at the results (os.Exit skips the deferred removal).
 		fmt.Fprintf(os.Stderr, "\nFAILED (the surveys' directories are kept in %s):\n", tmp)
@@ -259,14 +298,14 @@ func (b *bench) killAt(list, out string, d time.Duration) (int, bool) {
 	return strings.Count(string(data), "\n"), torn
 }
 
-func runChild(list, out, shard, addr string, concurrency int, timeout time.Duration) int {
+func runChild(list, out, shard, addr string, concurrency int, timeout time.Duration, queue *survey.QueueConfig) int {
 	sh, err := survey.ParseShard(shard)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	ap := benchkit.Must(netip.ParseAddrPort(addr))
-	cfg := survey.Config{List: list, Out: out, Shard: sh, Concurrency: concurrency, Timeout: timeout, Version: "bench",
+	cfg := survey.Config{List: list, Out: out, Shard: sh, Concurrency: concurrency, Timeout: timeout, Version: "bench", Queue: queue,
 		Engine: engine.Options{Fetch: fetch.Config{
 			Policy:    fetch.AddressPolicy{Allow: fetch.AllowList{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}},
 			Resolver:  synthweb.Resolver{Addr: ap.Addr()},
@@ -279,6 +318,106 @@ func runChild(list, out, shard, addr string, concurrency int, timeout time.Durat
 	}
 	fmt.Printf("done %d\n", sum.Done-sum.Resumed)
 	return 0
+}
+
+// queueRun is a queue's survey by two workers.
+type queueRun struct {
+	wall    time.Duration
+	cpu     time.Duration
+	rssMB   [2]float64
+	done    [2]int
+	killAt  time.Duration
+	rescans int
+	err     error
+}
+
+// queueSurvey runs the list as a queue's survey by two worker processes
+// started at once (the first given the list, the second only the survey's
+// name), into DIR/<name>1 and <name>2, and merges them into <name>-merged.
+// With killAt, the first worker is killed with SIGKILL then and started
+// again at once in its directory.
+func (b *bench) queueSurvey(list, url, name string, killAt time.Duration) queueRun {
+	r := queueRun{killAt: killAt}
+	surveyName := fmt.Sprintf("surveybench-%s-%d", name, time.Now().UnixNano())
+	defer survey.DeleteQueue(context.Background(), url, surveyName)
+	worker := func(i int, list string) *exec.Cmd {
+		cmd := b.childCmd(list, fmt.Sprintf("%s%d", name, i), "0/1")
+		cmd.Args = append(cmd.Args, "-queue", url, "-survey", surveyName, "-worker", fmt.Sprintf("w%d", i))
+		return cmd
+	}
+	cmds := []*exec.Cmd{worker(1, list), worker(2, "")}
+	outs := make([]strings.Builder, 3)
+	start := time.Now()
+	for i, c := range cmds {
+		c.Stdout = &outs[i]
+		if err := c.Start(); err != nil {
+			r.err = err
+			return r
+		}
+	}
+	if killAt > 0 {
+		time.Sleep(killAt)
+		benchkit.Must(0, cmds[0].Process.Signal(syscall.SIGKILL))
+		_ = cmds[0].Wait()
+		again := worker(1, list)
+		again.Stdout = &outs[2]
+		benchkit.Must(0, again.Start())
+		cmds = append(cmds, again)
+	}
+	slot := []int{0, 1, 0} // worker 1, worker 2, worker 1 started again
+	for i, c := range cmds {
+		if killAt > 0 && i == 0 {
+			continue // waited for at the kill
+		}
+		if err := c.Wait(); err != nil && r.err == nil {
+			r.err = fmt.Errorf("worker %d: %w", slot[i]+1, err)
+		}
+	}
+	r.wall = time.Since(start)
+	for i, c := range cmds {
+		if st := c.ProcessState; st != nil {
+			r.cpu += st.UserTime() + st.SystemTime()
+			r.rssMB[slot[i]] = max(r.rssMB[slot[i]], float64(st.SysUsage().(*syscall.Rusage).Maxrss)/1024)
+		}
+		var n int
+		fmt.Sscanf(outs[i].String(), "done %d", &n)
+		r.done[slot[i]] += n
+	}
+	ad, err := survey.Merge([]string{filepath.Join(b.dir, name+"1"), filepath.Join(b.dir, name+"2")}, filepath.Join(b.dir, name+"-merged"))
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	if ad != nil {
+		r.rescans = ad.Methods.Rescans
+	}
+	return r
+}
+
+// audit2 counts the sites with a result in both of two workers' results
+// and the expected sites with a result in neither.
+func audit2(a, b string, urls map[string]bool) (both, losses int) {
+	seen := map[string]int{}
+	for _, path := range []string{a, b} {
+		f := benchkit.Must(os.Open(path))
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var r struct{ URL string }
+			if json.Unmarshal(sc.Bytes(), &r) == nil && r.URL != "" {
+				seen[r.URL]++
+			}
+		}
+		f.Close()
+	}
+	for u := range urls {
+		switch {
+		case seen[u] == 0:
+			losses++
+		case seen[u] > 1:
+			both++
+		}
+	}
+	return both, losses
 }
 
 // compare reads dir's adoption.json against what the list was built to yield.

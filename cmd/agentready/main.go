@@ -53,7 +53,7 @@ Usage:
   agentready healthcheck [flags]   exit 0 when a running serve answers GET /healthz with 200
   agentready webhook verify        check a captured monitor delivery's signatures
   agentready survey --in LIST --out DIR   scan a whole list of sites into an adoption report
-  agentready survey merge DIR... --out DIR  add up the shards of a survey (docs/survey.md)
+  agentready survey merge DIR... --out DIR  add up a survey's shards or workers (docs/survey.md)
   agentready help                  show this help (so does --help after any command)
 
 Scan flags:
@@ -120,6 +120,12 @@ Survey flags (docs/survey.md):
   --timeout D        deadline of each site's scan (default 20s)
   --shard I/N        survey only the sites whose registrable domain hashes to I of N
                      (0 ≤ I < N); merge the shards' directories afterwards
+  --queue URL        be one of any number of workers pulling the sites from a survey
+                     kept in Redis (REDIS_URL's syntax; env AGENTREADY_SURVEY_QUEUE),
+                     each with its own --out; a worker given --in loads the list once;
+                     merge the workers' directories afterwards
+  --survey NAME      with --queue: the survey's name in Redis (default: the list's SHA-256)
+  --worker NAME      with --queue: this worker's name (default: hostname-pid, kept in DIR)
   --contact URL      where site operators can reach you (https:// or mailto:), named
                      in the User-Agent
   --allow-private    allow loopback and private addresses and any port (a survey

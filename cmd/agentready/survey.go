@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/survey"
@@ -34,6 +36,9 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 	contact := fs.String("contact", "", "a URL (or mailto:) in the User-Agent where site operators reach you")
 	allowPrivate := fs.Bool("allow-private", false, "allow loopback and private addresses and any port")
 	allowList := fs.String("allow", os.Getenv("AGENTREADY_ALLOW"), "admit exactly these non-public addresses (env AGENTREADY_ALLOW)")
+	queueURL := fs.String("queue", os.Getenv("AGENTREADY_SURVEY_QUEUE"), "pull the sites from a survey kept in this Redis, redis://… (env AGENTREADY_SURVEY_QUEUE)")
+	surveyName := fs.String("survey", "", "with --queue: the survey's name in Redis (default: the list's SHA-256)")
+	workerName := fs.String("worker", "", "with --queue: this worker's name (default: hostname-pid, kept in DIR)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -45,7 +50,13 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(pos) > 0:
 		return fail("unexpected argument %q: the list is given with --in LIST", pos[0])
-	case *in == "" || *out == "":
+	case *queueURL == "" && (*surveyName != "" || *workerName != ""):
+		return fail("--survey and --worker name a survey kept in Redis: give its --queue too")
+	case *queueURL != "" && *out == "":
+		return fail("give this worker's output directory: agentready survey --queue URL --in LIST --out DIR")
+	case *queueURL != "" && *in == "" && *surveyName == "":
+		return fail("give the list (--in LIST: loaded once, whoever loads it first) or the survey's name (--survey NAME)")
+	case *queueURL == "" && (*in == "" || *out == ""):
 		return fail("give the list and the output directory: agentready survey --in LIST --out DIR")
 	case *concurrency < 1 || *concurrency > 4096:
 		return fail("--concurrency must be 1–4096")
@@ -55,6 +66,26 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 	shard, err := survey.ParseShard(*shardFlag)
 	if err != nil {
 		return fail("--shard: %v", err)
+	}
+	var queue *survey.QueueConfig
+	if *queueURL != "" {
+		if !shard.Whole() {
+			return fail("--shard and --queue do not go together: a queue's workers share the whole list as they go")
+		}
+		if *surveyName != "" {
+			if err := survey.CheckQueueName(*surveyName); err != nil {
+				return fail("--survey: %v", err)
+			}
+		}
+		if *workerName != "" {
+			if err := survey.CheckWorkerName(*workerName); err != nil {
+				return fail("--worker: %v", err)
+			}
+		}
+		queue = &survey.QueueConfig{URL: *queueURL, Survey: *surveyName, Worker: *workerName}
+		// The worker says itself when Redis fails, without go-redis's log
+		// lines (which name addresses).
+		redis.SetLogger(quietRedis{})
 	}
 	who := survey.DefaultContact
 	if *contact != "" {
@@ -70,7 +101,8 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 	version := buildVersion()
 	policy := fetch.AddressPolicy{AllowPrivate: *allowPrivate, AllowAnyPort: *allowPrivate, Allow: allow}
 	cfg := survey.Config{
-		List: *in, Out: *out, Shard: shard, Concurrency: *concurrency, Timeout: *timeout, Version: version,
+		List: *in, Out: *out, Shard: shard, Concurrency: *concurrency, Timeout: *timeout, Version: version, Queue: queue,
+		Notice: func(msg string) { fmt.Fprintf(stderr, "agentready survey: %s\n", msg) },
 		Engine: engine.Options{Fetch: fetch.Config{Policy: policy, UserAgent: survey.UserAgent(version, who)}},
 	}
 	if *contact == "" {
@@ -90,9 +122,17 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		fmt.Fprintf(stderr, "agentready survey: %v\nThe results written so far are kept: run the same command to continue.\n", err)
 		return exitScanFailed
+	case sum.Interrupted && sum.Queue != nil:
+		fmt.Fprintf(stderr, "agentready survey: interrupted after this worker wrote %d results; run the same command to continue (the entries it held go back to it, or to another worker after %s)\n", sum.Done, *timeout+10*time.Second)
+		return exitCanceled
 	case sum.Interrupted:
 		fmt.Fprintf(stderr, "agentready survey: interrupted with %d of %d sites done; run the same command to continue\n", sum.Done, sum.Total)
 		return exitCanceled
+	case sum.Queue != nil:
+		fmt.Fprintf(stdout, "Worker %s of survey %s wrote %d results (%d in this run); every site of the survey's %d is done.\n",
+			sum.Queue.Worker, sum.Queue.Survey, sum.Done, sum.Done-sum.Resumed, sum.Total)
+		fmt.Fprintf(stdout, "Merge every worker's directory into the report: agentready survey merge DIR... --out DIR\n")
+		return exitOK
 	}
 	printAdoption(stdout, sum.Adoption, *out)
 	return exitOK
@@ -118,6 +158,10 @@ func surveyMergeCmd(args []string, stdout, stderr io.Writer) int {
 	printAdoption(stdout, ad, *out)
 	return exitOK
 }
+
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // printAdoption is the closing summary: where the reports are, and the
 // headline numbers.
@@ -191,13 +235,28 @@ func (p *surveyProgress) clear() {
 
 func progressLine(pr survey.Progress, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "survey: %d/%d sites", pr.Done, pr.Total)
 	elapsed := now.Sub(pr.Started).Seconds()
-	if n := pr.Done - pr.Resumed; n > 0 && elapsed > 0 {
-		rate := float64(n) / elapsed
-		fmt.Fprintf(&b, " · %.1f/s", rate)
-		if left := pr.Total - pr.Done; left > 0 {
-			fmt.Fprintf(&b, " · ETA %s", (time.Duration(float64(left)/rate) * time.Second).Round(time.Second))
+	if pr.Queue {
+		// This worker's count and rate; the queue's length, and the time
+		// left at the rate all workers together drain it.
+		fmt.Fprintf(&b, "survey: %d sites by this worker", pr.Done)
+		if n := pr.Done - pr.Resumed; n > 0 && elapsed > 0 {
+			fmt.Fprintf(&b, " · %.1f/s", float64(n)/elapsed)
+		}
+		if pr.Remaining >= 0 {
+			fmt.Fprintf(&b, " · %d of %d left in the queue", pr.Remaining, pr.Total)
+			if drained := pr.RemainingAtStart - pr.Remaining; drained > 0 && pr.Remaining > 0 && elapsed > 0 {
+				fmt.Fprintf(&b, " · ETA %s", (time.Duration(float64(pr.Remaining)/(float64(drained)/elapsed)) * time.Second).Round(time.Second))
+			}
+		}
+	} else {
+		fmt.Fprintf(&b, "survey: %d/%d sites", pr.Done, pr.Total)
+		if n := pr.Done - pr.Resumed; n > 0 && elapsed > 0 {
+			rate := float64(n) / elapsed
+			fmt.Fprintf(&b, " · %.1f/s", rate)
+			if left := pr.Total - pr.Done; left > 0 {
+				fmt.Fprintf(&b, " · ETA %s", (time.Duration(float64(left)/rate) * time.Second).Round(time.Second))
+			}
 		}
 	}
 	if len(pr.Errors) > 0 {
