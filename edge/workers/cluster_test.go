@@ -117,7 +117,10 @@ func (c *fakeCluster) dial(addr string) (io.ReadWriteCloser, error) {
 	n, ok := c.nodes[addr]
 	if !ok {
 		c.log = append(c.log, addr+": refused")
-		return nil, syscall.ECONNREFUSED
+		// A typed nil, as a dialer that wraps a func returning *conn gives:
+		// decide must go by the error, never by the connection being nil.
+		var none *fakeConn
+		return none, syscall.ECONNREFUSED
 	}
 	return &fakeConn{node: n, addr: addr, c: c}, nil
 }

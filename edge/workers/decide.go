@@ -53,7 +53,7 @@ func decide(dial dialer, t Target, slots *slotMap, key string, limit int, period
 	switch {
 	case len(t.Seeds) == 0:
 		return verdict{}, errors.New("REDIS_URL names no Redis node")
-	case conn == nil:
+	case addr == "": // no dial succeeded (conn may be a typed nil: go by the error)
 		return verdict{}, fmt.Errorf("no Redis node of REDIS_URL accepted a connection (%d tried): %w", len(t.Seeds), dialErr)
 	}
 	var asking, refresh bool

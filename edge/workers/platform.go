@@ -42,7 +42,14 @@ func (p *Platform) Now() time.Time { return time.Now() }
 // is told only that the allowance store does not answer.
 func (p *Platform) Allow(ctx context.Context, key string, limit int, period time.Duration, n int) (edge.Decision, error) {
 	id := idOf(ctx)
-	v, err := decide(func(addr string) (io.ReadWriteCloser, error) { return dial(id, addr, p.s.Redis.TLS) },
+	dialer := func(addr string) (io.ReadWriteCloser, error) {
+		c, err := dial(id, addr, p.s.Redis.TLS)
+		if err != nil {
+			return nil, err // not c: a nil *conn in the interface is not nil
+		}
+		return c, nil
+	}
+	v, err := decide(dialer,
 		p.s.Redis, &p.slots, p.s.Prefix+key, limit, period, n)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "edge: allowance store:", err)

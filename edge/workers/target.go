@@ -2,7 +2,6 @@ package workers
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -41,6 +40,9 @@ func ParseTarget(redisURL, addr string) (Target, error) {
 		}
 		return Target{Seeds: seeds}, nil
 	}
+	if redisurl.Ambiguous(redisURL) {
+		return Target{}, redisurl.ErrAmbiguous
+	}
 	first, hosts := redisurl.SplitHosts(redisURL)
 	u, err := url.Parse(first)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Hostname() == "" {
@@ -64,7 +66,7 @@ func ParseTarget(redisURL, addr string) (Target, error) {
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		if t.DB, err = strconv.Atoi(db); err != nil || t.DB < 0 {
-			return Target{}, fmt.Errorf("REDIS_URL: the database %q is not a number", db)
+			return Target{}, errors.New("REDIS_URL: the database (the URL's path, /0 to /15) is not a number")
 		}
 	}
 	if len(hosts) > 1 && t.DB != 0 {

@@ -32,6 +32,8 @@ func TestParseTarget(t *testing.T) {
 		{url: "redis://cache.example:99999", err: "not a valid redis://"},
 		{url: "http://h1:7000", err: "not a valid redis://"},
 		{url: "redis://cache.example/x", err: "is not a number"},
+		{url: "redis://default:1234/abc@cache.example:6379", err: "percent-encode"}, // else "default:1234" would be the host
+		{url: "redis://u:12#x@cache.example:1", err: "percent-encode"},
 		{addr: "10.0.0.1", err: "REDIS_ADDR is not host:port"},
 		{err: "neither REDIS_URL nor REDIS_ADDR"},
 	} {
@@ -54,7 +56,7 @@ func TestParseTarget(t *testing.T) {
 // Whatever REDIS_URL holds, reading it ends with a target the Worker can
 // dial or a refusal that repeats none of it (it may carry a password).
 func FuzzParseTarget(f *testing.F) {
-	for _, s := range []string{"redis://127.0.0.1:6379/0", "redis://:pw@h1:1,h2:2/0", "rediss://u:p@[::1]:7000,[::1]:7001/", "redis://h1:1,h2:2/3", "redis://%zz@h:1,h:2", "redis://h", "redis://u:p@h:1/2?x=y#z"} {
+	for _, s := range []string{"redis://127.0.0.1:6379/0", "redis://:pw@h1:1,h2:2/0", "rediss://u:p@[::1]:7000,[::1]:7001/", "redis://h1:1,h2:2/3", "redis://%zz@h:1,h:2", "redis://h", "redis://u:p@h:1/2?x=y#z", "redis://u:1234/pw@h:1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -69,7 +71,7 @@ func FuzzParseTarget(f *testing.F) {
 			t.Fatalf("%q: %+v", raw, got)
 		}
 		for _, s := range got.Seeds {
-			if _, _, err := net.SplitHostPort(s); err != nil || !hostPort(s) {
+			if _, _, err := net.SplitHostPort(s); err != nil || !hostPort(s) || strings.Contains(s, "@") {
 				t.Fatalf("%q: seed %q is not host:port", raw, s)
 			}
 		}

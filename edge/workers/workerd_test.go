@@ -490,3 +490,32 @@ func TestWorkerdWithoutGo(t *testing.T) {
 		t.Errorf("the log does not say why:\n%s", w.logs)
 	}
 }
+
+// When no Redis node accepts a connection (every seed of a Cluster's
+// REDIS_URL refused), a request that needs an allowance is the 503
+// rate_limiter_unavailable envelope, and the Worker's log says why, without
+// a panic.
+func TestWorkerdRedisDown(t *testing.T) {
+	root, workerd, _ := requirements(t)
+	port := freePort(t)
+	down := "redis://127.0.0.1:" + strconv.Itoa(freePort(t)) + ",127.0.0.1:" + strconv.Itoa(freePort(t))
+	env := deployment(edgetest.Env(), port, down)
+	env["ORIGIN_URL"] = startOrigin(t, env)
+	w := startWorkerd(t, filepath.Join(root, "build", "worker"), workerd, env, port)
+	resp, err := http.Get(w.base + "/api/scan?url=example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(body), `"code":"rate_limiter_unavailable"`) {
+		t.Errorf("with Redis down: %d %s, want 503 rate_limiter_unavailable", resp.StatusCode, body)
+	}
+	const why = "edge: allowance store: no Redis node of REDIS_URL accepted a connection (2 tried)"
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(w.logs.String(), why) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond) // workerd's log reaches us after the answer
+	}
+	if logs := w.logs.String(); !strings.Contains(logs, why) || strings.Contains(logs, "panic") {
+		t.Errorf("the Worker's log does not say why, or shows a panic:\n%s", logs)
+	}
+}

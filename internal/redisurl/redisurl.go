@@ -1,6 +1,9 @@
 package redisurl
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // SplitHosts reads the hosts of raw's authority, separated by commas, and
 // returns raw with the first alone in their place (net/url reads one
@@ -22,3 +25,20 @@ func SplitHosts(raw string) (first string, hosts []string) {
 	hosts = strings.Split(list, ",")
 	return raw[:i+3] + userinfo + hosts[0] + rest[end:], hosts
 }
+
+// Ambiguous reports whether raw has an '@' after its authority ends: a
+// password with an unencoded '/', '?' or '#', which net/url reads as the
+// host and the path, so that a piece of the password would become a host
+// that errors and logs name. Such a URL is refused, not guessed at.
+func Ambiguous(raw string) bool {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return false
+	}
+	rest := raw[i+3:]
+	j := strings.IndexAny(rest, "/?#")
+	return j >= 0 && strings.Contains(rest[j:], "@")
+}
+
+// ErrAmbiguous is the refusal of an Ambiguous REDIS_URL.
+var ErrAmbiguous = errors.New("REDIS_URL has an '@' after its host: percent-encode '/', '?', '#' and '@' in the user name and password (%2F, %3F, %23, %40)")

@@ -23,3 +23,19 @@ func TestSplitHosts(t *testing.T) {
 		}
 	}
 }
+
+func TestAmbiguous(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"redis://u:p@h:1/0":               false,
+		"redis://u:p%2Fq@h:1/0":           false,
+		"redis://h:1,h:2":                 false,
+		"redis://default:1234/abc@h:6379": true, // the password 1234/abc
+		"redis://u:12#x@h:1":              true,
+		"redis://u:a?b@h:1":               true,
+		"h:1":                             false,
+	} {
+		if got := Ambiguous(raw); got != want {
+			t.Errorf("Ambiguous(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}

@@ -100,6 +100,9 @@ func OpenRedisWith(ctx context.Context, url string, o RedisOptions) (*Redis, err
 // parseRedisURL reads the one-Redis form into single, the Cluster form
 // (several host:port) into cluster.
 func parseRedisURL(raw string) (cluster *redis.ClusterOptions, single *redis.Options, err error) {
+	if redisurl.Ambiguous(raw) {
+		return nil, nil, redisurl.ErrAmbiguous
+	}
 	first, hosts := redisurl.SplitHosts(raw)
 	u, err := neturl.Parse(first)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
