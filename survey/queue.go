@@ -32,7 +32,7 @@ type QueueConfig struct {
 	// needs Config.List.
 	Survey string
 	// Worker is this worker's consumer name; "" is the name the output
-	// directory's manifest recorded, else hostname-pid.
+	// directory's manifest recorded, else hostname-pid-random.
 	Worker string
 	// ClaimIdle is how long an entry may go untouched in another worker's
 	// hands before this one takes it over; 0 is the per-site timeout plus
@@ -499,8 +499,12 @@ func (q *redisQueue) failed(doing string, err error) error {
 	var answered redis.Error
 	if errors.As(err, &answered) {
 		msg := strings.SplitN(err.Error(), "\n", 2)[0]
-		if strings.HasPrefix(msg, "NOGROUP") {
+		switch {
+		case strings.HasPrefix(msg, "NOGROUP"):
 			msg = "the survey's stream or group is gone (deleted, or expired 30 days after the survey finished)"
+		case strings.HasPrefix(msg, "MOVED"), strings.HasPrefix(msg, "ASK"):
+			// These name a node's address: say what happened, not where.
+			msg = "the Redis Cluster kept redirecting the call (its slots are moving); retry"
 		}
 		return &queueError{fmt.Sprintf("Redis refused to %s for survey %s: %s", doing, q.name, msg)}
 	}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentready/agentready/engine/report"
@@ -118,9 +120,19 @@ const maxResultLine = 1 << 20
 // line. A damaged line anywhere else is an error: something other than
 // the survey wrote to the file.
 func resume(path string) (f *os.File, done int, lastLine int, err error) {
+	_, statErr := os.Stat(path)
 	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, 0, 0, err
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// A new file: its directory entry is made durable before any result
+		// is (a queue's worker acknowledges a site once its line is synced,
+		// which a lost entry would undo).
+		if err = syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, 0, 0, err
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -228,4 +240,14 @@ func eachResultOf(path string, tornTail bool, fn func(*Result) error) error {
 			return err
 		}
 	}
+}
+
+// syncDir fsyncs a directory, so the entries made in it survive a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -3,6 +3,8 @@ package survey
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -117,7 +119,12 @@ func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 		if err := w.run(ctx, f, resultsPath); err != nil || sum.Interrupted {
 			return sum, err
 		}
-		if man.Workers, err = q.finish(ctx); err != nil {
+		// Every site is done: the survey's end is recorded even when the
+		// worker is being stopped (an interrupt now has nothing to cut).
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
+		man.Workers, err = q.finish(fctx)
+		cancel()
+		if err != nil {
 			return sum, err
 		}
 		now := time.Now().UTC().Truncate(time.Second)
@@ -189,8 +196,10 @@ func startWorkerManifest(cfg Config, meta queueMeta, s Settings) (*Manifest, err
 	return old, writeManifest(cfg.Out, old)
 }
 
-// defaultWorkerName is hostname-pid: unique among the workers running at
-// once, and kept in the manifest for the runs that continue this one.
+// defaultWorkerName is hostname-pid-random: unique among the workers
+// running at once even where host names repeat and every pid is 1 (a
+// container's), and kept in the manifest for the runs that continue this
+// one.
 func defaultWorkerName() string {
 	host, err := os.Hostname()
 	if err != nil || CheckWorkerName(host) != nil {
@@ -199,7 +208,9 @@ func defaultWorkerName() string {
 	if len(host) > 80 {
 		host = host[:80]
 	}
-	return host + "-" + strconv.Itoa(os.Getpid())
+	var r [4]byte
+	rand.Read(r[:]) // crypto/rand: never fails on the systems Go supports
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(r[:])
 }
 
 // worker is the state of one run of a queue's worker.
@@ -210,6 +221,17 @@ type worker struct {
 	sum    *Summary
 	notice func(string, ...any)
 }
+
+// callKind is a kind of Redis call a worker makes as it goes.
+type callKind int
+
+const (
+	callRead  callKind = iota // reading entries (its own, taken over, new)
+	callLease                 // a registrable domain's lease
+	callAck                   // acknowledging and deleting done entries
+	callRenew                 // touching the entries it holds
+	callKinds
+)
 
 // held is an entry this worker read and has not acknowledged.
 type held struct {
@@ -271,9 +293,9 @@ func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error 
 		nextRead   time.Time
 		nextAck    time.Time
 		lastClaim  time.Time
-		lastRenew  = time.Now()
+		lastRenew  time.Time // zero: the entries read back from this worker's pending list are renewed at once
 		lastEmpty  bool
-		redisDown  time.Time // the first of the failing calls in a row
+		redisDown  [callKinds]time.Time // per kind of call, the first of its failures in a row
 		outcomes   = make(chan workerOutcome, cfg.Concurrency)
 		reads      = make(chan fetched, 1)
 		acks       = make(chan ackDone, 1)
@@ -294,17 +316,20 @@ func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error 
 	renewEvery := max(q.claimIdle/4, 250*time.Millisecond)
 	claimEvery := max(q.claimIdle/2, time.Second)
 
-	redisFailed := func(err error) {
-		if redisDown.IsZero() {
-			redisDown = time.Now()
+	// Each kind of call keeps its own clock of failures in a row, so that
+	// one that keeps failing (a lease refused by a full Redis, an ack an
+	// ACL forbids) stops the worker even while the others succeed.
+	redisFailed := func(k callKind, err error) {
+		if redisDown[k].IsZero() {
+			redisDown[k] = time.Now()
 			w.notice("%v; retrying for up to %s", err, redisPatience)
 		}
-		if time.Since(redisDown) > redisPatience && failure == nil {
+		if time.Since(redisDown[k]) > redisPatience && failure == nil {
 			failure, stopping = fmt.Errorf("%v; stopped after %s of failed calls: run the same command to continue", err, redisPatience), true
 			cancelScans()
 		}
 	}
-	redisOK := func() { redisDown = time.Time{} }
+	redisOK := func(k callKind) { redisDown[k] = time.Time{} }
 	stop := func(err error) {
 		if failure == nil {
 			failure = err
@@ -383,13 +408,13 @@ func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error 
 				case stopping || errors.Is(r.err, context.Canceled):
 				case errors.As(r.err, &qe):
 					nextRead = time.Now().Add(time.Second)
-					redisFailed(r.err)
+					redisFailed(callRead, r.err)
 				default:
 					stop(r.err) // an entry agentready did not write
 				}
 				continue
 			}
-			redisOK()
+			redisOK(callRead)
 			if lastEmpty = len(r.items) == 0; lastEmpty {
 				nextRead = time.Now().Add(250 * time.Millisecond)
 			}
@@ -429,14 +454,18 @@ func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error 
 			case o.canceled:
 				continue
 			case o.leaseErr != nil:
-				redisFailed(o.leaseErr)
+				redisFailed(callLease, o.leaseErr)
 				fallthrough
 			case o.deferred:
+				if o.leaseErr == nil {
+					redisOK(callLease) // the lease was asked for, and held by another worker
+				}
 				o.h.backoff = min(max(2*o.h.backoff, 250*time.Millisecond), 2*time.Second)
 				o.h.notBefore = time.Now().Add(o.h.backoff)
 				queue = append(queue, o.h)
 				continue
 			}
+			redisOK(callLease)
 			if err := out.write(o.line); err != nil {
 				stop(err)
 				continue
@@ -455,10 +484,10 @@ func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error 
 			if a.err != nil {
 				toAck = append(toAck, a.ids...)
 				nextAck = time.Now().Add(time.Second)
-				redisFailed(a.err)
+				redisFailed(callAck, a.err)
 				continue
 			}
-			redisOK()
+			redisOK(callAck)
 			nextAck = time.Time{}
 			for _, id := range a.ids {
 				delete(holding, id)
@@ -466,9 +495,9 @@ func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error 
 		case err := <-renews:
 			renewing = false
 			if err != nil {
-				redisFailed(err)
+				redisFailed(callRenew, err)
 			} else {
-				redisOK()
+				redisOK(callRenew)
 			}
 		case <-tick.C:
 			if err := out.maybeSync(); err != nil {

@@ -125,7 +125,7 @@ Survey flags (docs/survey.md):
                      each with its own --out; a worker given --in loads the list once;
                      merge the workers' directories afterwards
   --survey NAME      with --queue: the survey's name in Redis (default: the list's SHA-256)
-  --worker NAME      with --queue: this worker's name (default: hostname-pid, kept in DIR)
+  --worker NAME      with --queue: this worker's name (default: hostname-pid-random, kept in DIR)
   --contact URL      where site operators can reach you (https:// or mailto:), named
                      in the User-Agent
   --allow-private    allow loopback and private addresses and any port (a survey

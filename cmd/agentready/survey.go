@@ -38,7 +38,7 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 	allowList := fs.String("allow", os.Getenv("AGENTREADY_ALLOW"), "admit exactly these non-public addresses (env AGENTREADY_ALLOW)")
 	queueURL := fs.String("queue", os.Getenv("AGENTREADY_SURVEY_QUEUE"), "pull the sites from a survey kept in this Redis, redis://… (env AGENTREADY_SURVEY_QUEUE)")
 	surveyName := fs.String("survey", "", "with --queue: the survey's name in Redis (default: the list's SHA-256)")
-	workerName := fs.String("worker", "", "with --queue: this worker's name (default: hostname-pid, kept in DIR)")
+	workerName := fs.String("worker", "", "with --queue: this worker's name (default: hostname-pid-random, kept in DIR)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
