@@ -193,8 +193,12 @@ func Validate(body []byte, base *url.URL) *Report {
 			add(s.Line, Info, "`## Optional` marks links agents may skip in short contexts")
 		}
 	}
-	if r.Links == 0 && looseLinks == 0 {
+	switch {
+	case r.Links > 0:
+	case looseLinks == 0:
 		add(0, Error, "no markdown links (`- [name](url)`) found")
+	case len(r.Sections) > 0: // (with no section, the error above says it)
+		add(0, Error, fmt.Sprintf("the H2 sections list no links: the %d links above the first section are free-form details, not a file list", looseLinks))
 	}
 	r.Valid = r.Errors() == 0
 	return r
