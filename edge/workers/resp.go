@@ -33,11 +33,14 @@ func readReply(r *bufio.Reader, depth int) (any, error) {
 	if depth > 8 {
 		return nil, errors.New("RESP reply nested too deeply")
 	}
-	line, err := r.ReadString('\n')
+	raw, err := r.ReadSlice('\n') // a line longer than r's buffer is an error, not a growing string
+	if errors.Is(err, bufio.ErrBufferFull) {
+		return nil, errors.New("RESP line too long")
+	}
 	if err != nil {
 		return nil, err
 	}
-	line = strings.TrimSuffix(line, "\r\n")
+	line := strings.TrimSuffix(string(raw), "\r\n")
 	if line == "" {
 		return nil, errors.New("empty RESP line")
 	}
@@ -63,7 +66,9 @@ func readReply(r *bufio.Reader, depth int) (any, error) {
 		return string(buf[:n]), nil
 	case '*':
 		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < -1 || n > 1024 {
+		// CLUSTER SLOTS is an array of one entry per slot range: up to
+		// 16384 at the top; nested arrays are small.
+		if err != nil || n < -1 || n > 16384 || (depth > 0 && n > 1024) {
 			return nil, errors.New("bad RESP array length")
 		}
 		if n == -1 {

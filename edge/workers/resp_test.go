@@ -118,3 +118,26 @@ func TestDecidePreamble(t *testing.T) {
 		t.Errorf("sent %q", sent.String()[:80])
 	}
 }
+
+// A reply's size is bounded: a line no longer than the reader's buffer,
+// arrays of up to 16384 at the top (CLUSTER SLOTS: one entry per slot
+// range) and 1024 inside.
+func TestRESPBounds(t *testing.T) {
+	read := func(s string) error {
+		_, err := readReply(bufio.NewReader(strings.NewReader(s)), 0)
+		return err
+	}
+	if err := read("-ERR " + strings.Repeat("x", 8192) + "\r\n"); err == nil || !strings.Contains(err.Error(), "too long") {
+		t.Errorf("an 8 KiB error line: %v", err)
+	}
+	top := "*2000\r\n" + strings.Repeat("*1\r\n:1\r\n", 2000)
+	if err := read(top); err != nil {
+		t.Errorf("2000 slot ranges: %v", err)
+	}
+	if err := read("*1\r\n*2000\r\n" + strings.Repeat(":1\r\n", 2000)); err == nil {
+		t.Error("a nested array of 2000 was read")
+	}
+	if err := read("*16385\r\n"); err == nil {
+		t.Error("an array over 16384 was read")
+	}
+}
