@@ -763,6 +763,19 @@ func (h boltHistory) Series(_ context.Context, url string, checks bool) ([]Histo
 const maxHistory = 100000
 
 func (h boltHistory) Top(_ context.Context, offset, limit int) ([]HistoryEntry, int, error) {
+	// The outcomes recorded but not yet committed are taken before the
+	// file is read: one whose commit lands in between is then in one or
+	// the other (taken after, it could be in neither). Of the two, the
+	// newer scan stands (a later record may have committed meanwhile).
+	h.e.histMu.Lock()
+	pending := make([]HistoryEntry, 0, len(h.e.histPending))
+	for _, b := range h.e.histPending {
+		var e HistoryEntry
+		if json.Unmarshal(b, &e) == nil {
+			pending = append(pending, e)
+		}
+	}
+	h.e.histMu.Unlock()
 	var all []HistoryEntry
 	err := h.e.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketKV).Cursor()
@@ -781,26 +794,21 @@ func (h boltHistory) Top(_ context.Context, offset, limit int) ([]HistoryEntry, 
 	if err != nil {
 		return nil, 0, fileError(err)
 	}
-	// The outcomes recorded but not yet committed replace those read.
-	h.e.histMu.Lock()
-	if len(h.e.histPending) > 0 {
+	if len(pending) > 0 {
 		at := make(map[string]int, len(all))
 		for i, e := range all {
 			at[e.URL] = i
 		}
-		for url, b := range h.e.histPending {
-			var e HistoryEntry
-			if json.Unmarshal(b, &e) != nil {
-				continue
-			}
-			if i, ok := at[url]; ok {
-				all[i] = e
+		for _, e := range pending {
+			if i, ok := at[e.URL]; ok {
+				if !all[i].ScannedAt.After(e.ScannedAt) {
+					all[i] = e
+				}
 			} else if len(all) < maxHistory {
 				all = append(all, e)
 			}
 		}
 	}
-	h.e.histMu.Unlock()
 	sortHistory(all)
 	return page(all, offset, limit), len(all), nil
 }
