@@ -115,12 +115,17 @@ type queueMeta struct {
 	Sites   int
 	Skipped SkipCounts
 	Loaded  bool
+	// ClaimIdle is the survey's takeover time, the loader's (its --timeout
+	// + 10 s): every worker uses it, whatever its own --timeout, so that no
+	// worker takes over the live entries of another that renews them
+	// less often. Zero when a survey was loaded without it.
+	ClaimIdle time.Duration
 }
 
 // fields are the meta hash's fields, sha256 first (claimScript relies on it).
 func (m queueMeta) fields() []any {
 	return []any{"sha256", m.List.SHA256, "name", m.List.Name, "format", string(m.List.Format), "lines", m.List.Lines,
-		"sites", m.Sites, "duplicates", m.Skipped.Duplicates, "invalid", m.Skipped.Invalid}
+		"sites", m.Sites, "duplicates", m.Skipped.Duplicates, "invalid", m.Skipped.Invalid, "claim_idle_ms", m.ClaimIdle.Milliseconds()}
 }
 
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -152,6 +157,13 @@ func parseMeta(h map[string]string) (queueMeta, error) {
 	}
 	if m.Sites > m.List.Lines {
 		return m, bad
+	}
+	if v, ok := h["claim_idle_ms"]; ok {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 || ms > int64(24*time.Hour/time.Millisecond) {
+			return m, bad
+		}
+		m.ClaimIdle = time.Duration(ms) * time.Millisecond
 	}
 	m.Loaded = h["loaded"] == "1"
 	return m, nil

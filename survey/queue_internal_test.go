@@ -60,6 +60,7 @@ func writeTestList(t *testing.T, n int) (string, queueMeta) {
 func TestSurveyQueueLoadsAListOnce(t *testing.T) {
 	t.Parallel()
 	list, meta := writeTestList(t, 1300) // more than two pipelines' worth
+	meta.ClaimIdle = 42 * time.Second
 	for name, url := range QueueURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -98,7 +99,7 @@ func TestSurveyQueueLoadsAListOnce(t *testing.T) {
 				t.Errorf("first entry %+v: %v", it, err)
 			}
 			got, ok, err := q.meta(ctx)
-			if err != nil || !ok || !got.Loaded || got.List != meta.List || got.Sites != 1300 || got.Skipped != meta.Skipped {
+			if err != nil || !ok || !got.Loaded || got.List != meta.List || got.Sites != 1300 || got.Skipped != meta.Skipped || got.ClaimIdle != meta.ClaimIdle {
 				t.Errorf("meta %+v (ok %v, %v), want %+v loaded", got, ok, err, meta)
 			}
 			if n, err := q.load(ctx, list, meta); n != 0 || err != nil {
@@ -214,14 +215,14 @@ func FuzzParseQueueEntry(f *testing.F) {
 // FuzzParseQueueMeta: a survey's account read back from Redis is one a
 // loader could have written, or a refusal.
 func FuzzParseQueueMeta(f *testing.F) {
-	f.Add(strings.Repeat("a", 64), "list.csv", "csv", "10", "8", "1", "1", "1")
-	f.Fuzz(func(t *testing.T, sha, name, format, lines, sites, dups, invalid, loaded string) {
+	f.Add(strings.Repeat("a", 64), "list.csv", "csv", "10", "8", "1", "1", "1", "30000")
+	f.Fuzz(func(t *testing.T, sha, name, format, lines, sites, dups, invalid, loaded, claimIdle string) {
 		m, err := parseMeta(map[string]string{"sha256": sha, "name": name, "format": format, "lines": lines,
-			"sites": sites, "duplicates": dups, "invalid": invalid, "loaded": loaded})
+			"sites": sites, "duplicates": dups, "invalid": invalid, "loaded": loaded, "claim_idle_ms": claimIdle})
 		if err != nil {
 			return
 		}
-		if m.Sites > m.List.Lines || m.Sites < 0 || m.Skipped.Duplicates < 0 || m.Skipped.Invalid < 0 || len(m.List.SHA256) != 64 {
+		if m.Sites > m.List.Lines || m.Sites < 0 || m.Skipped.Duplicates < 0 || m.Skipped.Invalid < 0 || len(m.List.SHA256) != 64 || m.ClaimIdle < 0 || m.ClaimIdle > 24*time.Hour {
 			t.Fatalf("%+v", m)
 		}
 	})

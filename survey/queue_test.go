@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,6 +113,10 @@ func TestSurveyQueueTwoWorkersCountAsOneRun(t *testing.T) {
 			a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 			cfgB := queueWorker(config(w.Addr, "", b), url, name)
 			cfgB.Queue.Worker, cfgB.Concurrency = "b", 4
+			// b's own takeover time differs from a's, the loader's: b uses a's.
+			cfgB.Timeout, cfgB.Queue.ClaimIdle = 20*time.Second, 30*time.Second
+			var noticesB []string
+			cfgB.Notice = func(s string) { noticesB = append(noticesB, s) }
 			doneB := startWorker(cfgB) // before the list is loaded: it waits
 			// a scans one site at a time, so that b, which looks for the
 			// survey twice a second, finds sites left.
@@ -119,6 +124,9 @@ func TestSurveyQueueTwoWorkersCountAsOneRun(t *testing.T) {
 			cfgA.Queue.Worker, cfgA.Concurrency = "a", 1
 			sumA := waitWorker(t, startWorker(cfgA), "worker a")
 			sumB := waitWorker(t, doneB, "worker b")
+			if !slices.ContainsFunc(noticesB, func(s string) bool { return strings.HasPrefix(s, "using the survey's takeover time, 9s") }) {
+				t.Errorf("worker b did not take the survey's takeover time: %q", noticesB)
+			}
 			if sumA.Queue.Loaded != len(sites) || sumB.Queue.Loaded != 0 {
 				t.Errorf("loaded %d by a, %d by b; want %d by a", sumA.Queue.Loaded, sumB.Queue.Loaded, len(sites))
 			}

@@ -49,7 +49,7 @@ func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		loader = queueMeta{List: info, Sites: total, Skipped: skipped}
+		loader = queueMeta{List: info, Sites: total, Skipped: skipped, ClaimIdle: qc.ClaimIdle}
 	}
 	name := qc.Survey
 	if name == "" {
@@ -92,6 +92,12 @@ func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 	meta, err := awaitSurvey(ctx, q, notice)
 	if err != nil || ctx.Err() != nil {
 		return interrupted(err)
+	}
+	if meta.ClaimIdle > 0 && meta.ClaimIdle != q.claimIdle {
+		// The survey's takeover time is its loader's: with its own, this
+		// worker could take over a slower-renewing worker's live entries.
+		notice("using the survey's takeover time, %s (its loader's --timeout + 10 s), instead of %s", meta.ClaimIdle, q.claimIdle)
+		q.claimIdle = meta.ClaimIdle
 	}
 
 	sc := engine.New(cfg.Engine)
