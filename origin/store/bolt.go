@@ -112,7 +112,9 @@ type embeddedOptions struct {
 }
 
 // OpenEmbedded opens (or creates) dir/agentready.db. Writes are fsynced before
-// they are acknowledged, so an acknowledged write survives kill -9.
+// they are acknowledged, so an acknowledged write survives kill -9; the one
+// exception is the scan history, whose Record queues its write for the next
+// commit (boltHistory.Record).
 func OpenEmbedded(dir string) (*Embedded, error) { return openEmbedded(dir, embeddedOptions{}) }
 
 func openEmbedded(dir string, o embeddedOptions) (*Embedded, error) {

@@ -355,8 +355,12 @@ func (e *Embedded) releaseDeadClaims(tx *bolt.Tx, now int64) error {
 	type lease struct{ key, val []byte }
 	var dead []lease
 	suffix := []byte(keyLease)
+	// Every lease key begins with the embedded layout's one shard base
+	// (leaseOwner): the rest of the file (the scan cache, the history, the
+	// blobs) is not read at open.
+	prefix := []byte(embeddedLayout.runSets[0].lease.pre)
 	c := kvb.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if bytes.HasSuffix(k, suffix) && !expired(v, 0) && v[8] == kindInline {
 			dead = append(dead, lease{bytes.Clone(k), bytes.Clone(v[valHeader:])})
 		}
