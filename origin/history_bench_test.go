@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"testing"
@@ -71,21 +70,10 @@ func BenchmarkHistoryRecord(b *testing.B) {
 // A fresh JSON scan of the full fixture site through the origin (embedded
 // state): the answer the history write now precedes.
 func BenchmarkFreshScanAnswer(b *testing.B) {
-	st, err := store.OpenEmbedded(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
 	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
-	srv := origin.New(origin.Config{AllowPrivate: true}, st, sc)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Shutdown(context.Background()) })
+	base := serveOrigin(b, origin.Config{AllowPrivate: true}, embedded(b), sc).URL
 	s := site(b, "full")
-	u := "http://" + ln.Addr().String() + "/api/scan?format=json&fresh=1&url=" + url.QueryEscape(s.URL)
+	u := base + "/api/scan?format=json&fresh=1&url=" + url.QueryEscape(s.URL)
 	for b.Loop() {
 		resp, err := http.Get(u)
 		if err != nil {

@@ -1,9 +1,7 @@
 package origin_test
 
 import (
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"testing"
@@ -11,28 +9,15 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/origin"
-	"github.com/agentready/agentready/origin/store"
 )
 
 // What a cached report page costs the origin: GET /api/report of a site
 // scanned once (the full fixture, embedded state), over loopback HTTP. The
 // edge asks it for every report page it does not hold.
 func BenchmarkReportAnswer(b *testing.B) {
-	st, err := store.OpenEmbedded(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
 	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
-	srv := origin.New(origin.Config{AllowPrivate: true}, st, sc)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Shutdown(context.Background()) })
+	base := serveOrigin(b, origin.Config{AllowPrivate: true}, embedded(b), sc).URL
 	s := site(b, "full")
-	base := "http://" + ln.Addr().String()
 	fetchOK := func(u string) int {
 		resp, err := http.Get(u)
 		if err != nil {

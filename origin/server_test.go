@@ -35,7 +35,7 @@ type testOrigin struct {
 	store store.Backend
 }
 
-func embedded(t *testing.T) store.Backend {
+func embedded(t testing.TB) store.Backend {
 	st, err := store.OpenEmbedded(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func startOrigin(t *testing.T, cfg origin.Config, st store.Backend) *testOrigin 
 }
 
 // serveOrigin runs an origin over st and sc on a loopback port until the test ends.
-func serveOrigin(t *testing.T, cfg origin.Config, st store.Backend, sc *engine.Scanner) *testOrigin {
+func serveOrigin(t testing.TB, cfg origin.Config, st store.Backend, sc *engine.Scanner) *testOrigin {
 	t.Helper()
 	srv := origin.New(cfg, st, sc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -2,14 +2,12 @@ package stack_test
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -97,19 +95,7 @@ func TestReportPageInBrowser(t *testing.T) {
 	for _, c := range served.Checks {
 		count[string(c.Status)]++
 	}
-	// The origin captures the homepage in the background after the scan.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Get(svc.URL + "/api/screenshot?url=" + q)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no screenshot of the fixture site within 60 s (last: %v %v)", resp, err)
-		}
-	}
+	awaitScreenshot(t, svc, s.URL)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Flag("hide-scrollbars", true))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -48,6 +48,25 @@ const stableText = `((swaps) => {
   return true;
 })`
 
+// awaitScreenshot returns once the origin has the screenshot of site it
+// captures in the background after a scan.
+func awaitScreenshot(t *testing.T, svc *stack.Stack, site string) {
+	t.Helper()
+	q := url.QueryEscape(site)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(svc.URL + "/api/screenshot?url=" + q)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no screenshot of the fixture site within 60 s (last: %v %v)", resp, err)
+		}
+	}
+}
+
 // The homepage and a report in real Chromium, at the two sizes the first
 // screen is designed for (1280×800, 360×800), in light and dark. The report
 // is of a copy of the peer fixture scanned three times as its files are
@@ -81,19 +100,7 @@ func TestScanPageScreenshots(t *testing.T) {
 		last = scanSite(t, svc, s.URL, true)
 	}
 	q := url.QueryEscape(s.URL)
-	// The origin captures in the background after a scan.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Get(svc.URL + "/api/screenshot?url=" + q)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no screenshot of the fixture site within 60 s (last: %v %v)", resp, err)
-		}
-	}
+	awaitScreenshot(t, svc, s.URL)
 
 	// Rasterised in one pass, in sRGB, without LCD text: the same page
 	// gives the same pixels from one run to the next.
