@@ -227,11 +227,7 @@ func (a *aggregator) add(r *Result) error {
 	a.listed++
 	a.all.add(r)
 	if r.Error != "" {
-		k := r.Error
-		if r.Cause != "" {
-			k += "/" + r.Cause
-		}
-		a.errors[k]++
+		a.errors[errorKey(r)]++
 	}
 	if r.Rank <= 0 {
 		a.unranked++

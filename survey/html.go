@@ -252,8 +252,8 @@ func finishedNote(m Methods) string {
 	return " to " + esc(m.Finished.Format("2006-01-02 15:04 MST"))
 }
 
-// label is "1.1 llms.txt" for a check, "webbotauth Web Bot Auth key
-// directory" for a signal, the bare id otherwise.
+// label is "1.1 llms.txt" for a check, "Web Bot Auth key directory
+// (webbotauth)" for a signal, the bare id otherwise.
 func label(id string) string {
 	if c, ok := checks.ByID(id); ok {
 		return id + " " + c.Name

@@ -50,6 +50,9 @@ type QueueSummary struct {
 	// TakenOver counts the entries this run took from workers that held
 	// them untouched longer than ClaimIdle (stopped, or killed).
 	TakenOver int
+	// ClaimIdle is the survey's takeover time, which this worker used:
+	// after it, the entries a stopped worker held go to another.
+	ClaimIdle time.Duration
 }
 
 const (

@@ -124,10 +124,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	sc := engine.New(cfg.Engine)
-	fc := sc.Options().Fetch
-	settings := Settings{Shard: cfg.Shard.String(), Concurrency: cfg.Concurrency, Timeout: cfg.Timeout.String(),
-		RequestTimeout: fc.RequestTimeout.String(), PerHost: fc.PerHost, UserAgent: fc.UserAgent,
-		AllowPrivate: fc.Policy.AllowPrivate, Allow: fc.Policy.Allow.String()}
+	settings := settingsOf(cfg, sc)
+	settings.Shard = cfg.Shard.String()
 	man, err := startManifest(cfg, info, total, settings)
 	if err != nil {
 		return nil, err
@@ -171,6 +169,15 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	return sum, err
 }
 
+// settingsOf is what the manifest records of the run's settings, as the
+// scanner resolved them; the caller adds the shard or the queue.
+func settingsOf(cfg Config, sc *engine.Scanner) Settings {
+	fc := sc.Options().Fetch
+	return Settings{Concurrency: cfg.Concurrency, Timeout: cfg.Timeout.String(),
+		RequestTimeout: fc.RequestTimeout.String(), PerHost: fc.PerHost, UserAgent: fc.UserAgent,
+		AllowPrivate: fc.Policy.AllowPrivate, Allow: fc.Policy.Allow.String()}
+}
+
 // prepass reads the whole list once: its hash, how many sites the shard
 // holds, and every line it skips (rewritten whole on every run, so a
 // resumed survey lists each once).
@@ -189,7 +196,7 @@ func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, SkipC
 	var skipped bytesBuffer
 	total := 0
 	for {
-		it, skip, err := src.next()
+		_, skip, err := src.next()
 		if err == io.EOF {
 			break
 		}
@@ -206,7 +213,6 @@ func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, SkipC
 			}
 			continue
 		}
-		_ = it
 		total++
 	}
 	if err := writeFileAtomic(skippedPath, skipped.b); err != nil {
@@ -334,7 +340,7 @@ func scanAll(ctx context.Context, cfg Config, sc *engine.Scanner, f *os.File, do
 		}
 	}()
 
-	w := &resultWriter{f: f, bw: bufio.NewWriterSize(f, 64<<10), lastSync: time.Now()}
+	w := newResultWriter(f)
 	window := reorderWindow(cfg.Concurrency)
 	started := time.Now()
 	var (
@@ -469,6 +475,10 @@ type resultWriter struct {
 	bw       *bufio.Writer
 	unsynced int
 	lastSync time.Time
+}
+
+func newResultWriter(f *os.File) *resultWriter {
+	return &resultWriter{f: f, bw: bufio.NewWriterSize(f, 64<<10), lastSync: time.Now()}
 }
 
 const (

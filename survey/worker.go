@@ -1,7 +1,6 @@
 package survey
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -72,7 +71,7 @@ func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 			cfg.Notice(fmt.Sprintf(format, a...))
 		}
 	}
-	qs := &QueueSummary{Survey: name}
+	qs := &QueueSummary{Survey: name, ClaimIdle: q.claimIdle}
 	interrupted := func(err error) (*Summary, error) {
 		if ctx.Err() != nil {
 			return &Summary{Interrupted: true, Queue: qs}, nil // the same command starts again
@@ -99,12 +98,11 @@ func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 		notice("using the survey's takeover time, %s (its loader's --timeout + 10 s), instead of %s", meta.ClaimIdle, q.claimIdle)
 		q.claimIdle = meta.ClaimIdle
 	}
+	qs.ClaimIdle = q.claimIdle
 
 	sc := engine.New(cfg.Engine)
-	fc := sc.Options().Fetch
-	settings := Settings{Concurrency: cfg.Concurrency, Timeout: cfg.Timeout.String(),
-		RequestTimeout: fc.RequestTimeout.String(), PerHost: fc.PerHost, UserAgent: fc.UserAgent,
-		AllowPrivate: fc.Policy.AllowPrivate, Allow: fc.Policy.Allow.String(), Queue: name}
+	settings := settingsOf(cfg, sc)
+	settings.Queue = name
 	man, err := startWorkerManifest(cfg, meta, settings)
 	if err != nil {
 		return nil, err
@@ -318,7 +316,7 @@ func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error 
 	for _, id := range toAck {
 		holding[id] = &held{id: id}
 	}
-	out := &resultWriter{f: f, bw: bufio.NewWriterSize(f, 64<<10), lastSync: time.Now()}
+	out := newResultWriter(f)
 	renewEvery := max(q.claimIdle/4, 250*time.Millisecond)
 	claimEvery := max(q.claimIdle/2, time.Second)
 

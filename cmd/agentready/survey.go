@@ -123,7 +123,7 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentready survey: %v\nThe results written so far are kept: run the same command to continue.\n", err)
 		return exitScanFailed
 	case sum.Interrupted && sum.Queue != nil:
-		fmt.Fprintf(stderr, "agentready survey: interrupted after this worker wrote %d results; run the same command to continue (the entries it held go back to it, or to another worker after %s)\n", sum.Done, *timeout+10*time.Second)
+		fmt.Fprintf(stderr, "agentready survey: interrupted after this worker wrote %d results; run the same command to continue (the entries it held go back to it, or to another worker after %s)\n", sum.Done, sum.Queue.ClaimIdle)
 		return exitCanceled
 	case sum.Interrupted:
 		fmt.Fprintf(stderr, "agentready survey: interrupted with %d of %d sites done; run the same command to continue\n", sum.Done, sum.Total)
