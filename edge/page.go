@@ -23,8 +23,8 @@ func init() {
 var markdownTwins = map[string]doc{}
 
 // pageReport is the part of the origin's report the page shows. The edge
-// cannot import engine/report (it would bloat the WebAssembly module), so it
-// reads the documented JSON shape.
+// imports nothing from engine/ (AGENTS.md), so it reads the documented JSON
+// shape, /api/report's history and plan included.
 type pageReport struct {
 	URL          string    `json:"url"`
 	Timestamp    time.Time `json:"timestamp"`

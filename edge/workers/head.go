@@ -3,6 +3,7 @@ package workers
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,14 +31,10 @@ func parseRequest(head string, body []byte) (*http.Request, error) {
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: parseHeader(rest), Body: http.NoBody}
 	r.RemoteAddr = r.Header.Get("CF-Connecting-IP")
 	if body != nil {
-		r.Body, r.ContentLength = readCloser{bytes.NewReader(body)}, int64(len(body))
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	}
 	return r, nil
 }
-
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
 
 func parseHeader(lines string) http.Header {
 	h := http.Header{}

@@ -107,7 +107,7 @@ func (p *Platform) Fetch(_ context.Context, r *http.Request) (*http.Response, er
 	if err != nil {
 		return nil, err
 	}
-	return &http.Response{StatusCode: res.status, Header: res.header, Body: readCloser{bytes.NewReader(res.body)},
+	return &http.Response{StatusCode: res.status, Header: res.header, Body: io.NopCloser(bytes.NewReader(res.body)),
 		ContentLength: int64(len(res.body)), Request: r}, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/agentready/agentready/engine/clip"
 )
 
 // AllowList admits addresses the policy's rules would refuse, for tests and
@@ -48,12 +50,8 @@ func ParseAllowList(s string) (AllowList, error) {
 }
 
 func parseAllowEntry(s string) (AllowEntry, error) {
-	shown := s
-	if len(shown) > 64 {
-		shown = shown[:64] + "…"
-	}
 	bad := func(why string) (AllowEntry, error) {
-		return AllowEntry{}, fmt.Errorf("%q %s; write an IP address (10.0.0.7), a CIDR (10.0.0.0/8) or an address with a port (127.0.0.1:8080, [::1]:8443)", shown, why)
+		return AllowEntry{}, fmt.Errorf("%s %s; write an IP address (10.0.0.7), a CIDR (10.0.0.0/8) or an address with a port (127.0.0.1:8080, [::1]:8443)", clip.Quote(s, 64), why)
 	}
 	var e AllowEntry
 	switch {

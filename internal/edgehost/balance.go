@@ -30,7 +30,7 @@ import (
 type Balancer struct {
 	origins   []*origin
 	next      atomic.Uint64
-	transport http.RoundTripper
+	transport *http.Transport
 	probe     *http.Client
 	interval  time.Duration
 	ctx       context.Context // ends with Close
@@ -112,7 +112,7 @@ func (b *Balancer) Healthy() []string {
 func (b *Balancer) Close() {
 	b.cancel()
 	b.stopped.Wait()
-	b.transport.(*http.Transport).CloseIdleConnections()
+	b.transport.CloseIdleConnections()
 }
 
 // RoundTrip sends req to the next healthy origin, and on to the following
