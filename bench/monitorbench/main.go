@@ -134,7 +134,7 @@ func run() int {
 	eff := monitor.New(cfg.Monitors, monitor.Deps{}).Config()
 	effWorkers, effSenders := eff.Workers, eff.Senders
 
-	benchkit.Header(fmt.Sprintf("; %s state; everything (sites, origin, receiver, interactive client) in one process on loopback; load average %s at the start", stName, loadavg()))
+	benchkit.Header(fmt.Sprintf("; %s state; everything (sites, origin, receiver, interactive client) in one process on loopback; load average %s at the start", stName, benchkit.LoadAverage(1)))
 	what := fmt.Sprintf("%d monitors due at the same instant", *nMonitors)
 	if *spread > 0 {
 		what = fmt.Sprintf("%d monitors due evenly over %s", *nMonitors, *spread)
@@ -288,7 +288,7 @@ func run() int {
 	fmt.Fprintf(out, "| peak RSS | — | %.0f MB%s; anonymous memory (RssAnon) at most %.0f MB during the drain; %.0f MB idle before the baseline |\n", benchkit.PeakRSSMB(), mapped, anonPeak, rssIdle)
 	fmt.Fprintf(out, "| inserting the %d monitors (store.Create, one at a time) | — | %s (%.0f/s)%s |\n", *nMonitors, insTook.Round(time.Millisecond), float64(*nMonitors)/insTook.Seconds(), overlap(overran))
 	times.table(drain)
-	fmt.Fprintf(out, "\nLoad average at the end: %s.\n", loadavg())
+	fmt.Fprintf(out, "\nLoad average at the end: %s.\n", benchkit.LoadAverage(1))
 	if *cpuProfile != "" {
 		fmt.Fprintf(os.Stderr, "CPU profile of the drain: go tool pprof -top %s\n", *cpuProfile)
 	}
@@ -578,15 +578,6 @@ func writtenBytes() int64 {
 		}
 	}
 	return 0
-}
-
-// loadavg is the machine's 1-minute load average: the cores are shared.
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return "?"
 }
 
 // machineCPU is the machine's busy and total CPU time so far, in clock ticks

@@ -76,7 +76,7 @@ func main() {
 		conc = survey.DefaultConcurrency()
 	}
 	b := &bench{web: web, exp: exp, dir: tmp, concurrency: *concurrency, timeout: *timeout}
-	load0 := loadavg()
+	load0 := benchkit.LoadAverage(3)
 	var failed []string
 	check := func(what string, err error) {
 		if err != nil {
@@ -94,7 +94,7 @@ func main() {
 	check(fmt.Sprintf("%d-site report", *sites), r2.err)
 	check(fmt.Sprintf("%d-site report", *sites), compare(filepath.Join(tmp, "big"), bigWant))
 	check(fmt.Sprintf("%d-site results", *sites), b.siteDiffs(filepath.Join(tmp, "big")))
-	load1 := loadavg()
+	load1 := benchkit.LoadAverage(3)
 
 	// kill -9 at a random moment of a run, then the same command again.
 	killList, killWant := b.list("kill.csv", *killSites)
@@ -126,7 +126,7 @@ func main() {
 	check("merge", err)
 	check("merged report", compare(merged, bigWant))
 	check("merged against the one-machine run", sameCounts(filepath.Join(tmp, "big"), merged))
-	load2 := loadavg()
+	load2 := benchkit.LoadAverage(3)
 
 	// The large list as a queue's survey: two workers at once, then two
 	// workers of which one is killed and started again.
@@ -145,7 +145,7 @@ func main() {
 			failed = append(failed, fmt.Sprintf("queue kill: %d losses (%d sites in both directories)", l, d))
 		}
 	}
-	load3 := loadavg()
+	load3 := benchkit.LoadAverage(3)
 
 	benchkit.Header(fmt.Sprintf("; the synthetic web (%d profiles, slow, hung, redirecting, unresolvable and soft-404 sites) served from the bench process on loopback over plain HTTP; concurrency %d; load average %s before, %s after the large run, %s at the end",
 		len(synthweb.Profiles), conc, load0, load1, load2))
@@ -513,16 +513,4 @@ func audit(path string, urls map[string]bool) (dups, losses int) {
 		}
 	}
 	return dups, losses
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

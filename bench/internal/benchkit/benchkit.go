@@ -91,3 +91,16 @@ func Load(target string, conns int, d time.Duration) (rps float64, errs int64) {
 	wg.Wait()
 	return float64(n.Load()) / d.Seconds(), bad.Load()
 }
+
+// LoadAverage is the machine's load average over the last 1, 5 and 15
+// minutes, its first n figures as /proc/loadavg gives them ("unknown" where
+// it cannot be read): the benchmarks share the machine, and say how busy it
+// was.
+func LoadAverage(n int) string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < n {
+		return "unknown"
+	}
+	return strings.Join(f[:n], " ")
+}
