@@ -88,6 +88,8 @@ Serve flags:
   --data DIR         directory of the embedded state (default ./data; env AGENTREADY_DATA)
   --allow-private    let the service scan loopback and private addresses; local testing
                      only (env AGENTREADY_ALLOW_PRIVATE=1)
+  --allow LIST       let the service reach exactly these non-public addresses instead,
+                     comma-separated: an IP, a CIDR, or IP:port (env AGENTREADY_ALLOW)
   --cache-ttl D      how long a scan result is served from the cache (default 10m;
                      env AGENTREADY_CACHE_TTL)
   --drain D          on SIGTERM, how long in-flight requests may finish (default 20s;
