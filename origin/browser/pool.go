@@ -793,14 +793,26 @@ func (p *Pool) run(ctx context.Context, rawURL string, fn func(ctx context.Conte
 	return p.classify(ctx, err, in, s, deadline)
 }
 
+// ownErrors are the package's errors: their text (with its safe detail) may
+// reach a caller and a report.
+var ownErrors = []error{ErrUnavailable, ErrStart, ErrBusy, ErrCrashed, ErrTimeout, ErrTooHeavy, ErrBlocked, ErrLoad, ErrTooLarge, ErrInvalidURL, ErrInvalidOptions, ErrClosed}
+
+// isOwn reports whether err is (or wraps) one of ownErrors.
+func isOwn(err error) bool {
+	for _, known := range ownErrors {
+		if errors.Is(err, known) {
+			return true
+		}
+	}
+	return false
+}
+
 // classify turns what went wrong into one of the package's errors. Errors
 // from chromedp and the protocol are logged, never returned: their text can
 // carry addresses and internals.
 func (p *Pool) classify(ctx context.Context, err error, in *instance, s *slot, deadline time.Time) error {
-	for _, known := range []error{ErrUnavailable, ErrStart, ErrBusy, ErrTimeout, ErrTooHeavy, ErrBlocked, ErrLoad, ErrTooLarge, ErrInvalidURL, ErrInvalidOptions, ErrClosed, ErrCrashed} {
-		if errors.Is(err, known) {
-			return err
-		}
+	if isOwn(err) {
+		return err
 	}
 	if in != nil && time.Now().Before(deadline) && ctx.Err() == nil {
 		// An error before the deadline that is none of ours: the tab may

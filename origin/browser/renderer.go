@@ -56,10 +56,8 @@ var _ engine.RenderFailure = reportable{}
 func (e reportable) Unwrap() error { return e.error }
 
 func (e reportable) ReportText() string {
-	for _, kind := range []error{ErrUnavailable, ErrStart, ErrBusy, ErrCrashed, ErrTimeout, ErrTooHeavy, ErrBlocked, ErrLoad, ErrInvalidURL, ErrClosed} {
-		if errors.Is(e.error, kind) {
-			return e.Error()
-		}
+	if isOwn(e.error) {
+		return e.Error()
 	}
 	return ""
 }
