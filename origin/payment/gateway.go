@@ -362,13 +362,9 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 		reason := reasonOf(s.ErrorReason, "unexpected_settle_error")
 		return paymentRequired(cfg, r.Base, reason, "The facilitator could not settle the payment ("+reason+"); nothing was charged and no report is returned. Fix the payment and send it again.")
 	}
-	header := x402.HeaderResponse
-	if p.version == 1 {
-		header = x402.HeaderResponseV1
-		s.Network = x402.V1Name(s.Network)
-	}
+	header, value := settlementHeader(s, p.version)
 	a := Answer{Status: 200, Body: report, Header: map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store",
-		header: s.Header(), "Access-Control-Expose-Headers": header}}
+		header: value, "Access-Control-Expose-Headers": header}}
 	rec := store.IdemRecord{Fingerprint: r.URL, Status: 200, Body: report, Header: a.Header, Created: time.Now().UTC()}
 	bg, cancelRecord := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelRecord()
@@ -388,9 +384,9 @@ func (p *Purchase) Finish(ctx context.Context, progress func(engine.Event)) Answ
 // v2 and again as v1 gets X-PAYMENT-RESPONSE with the v1 network name (and
 // the other way round), the header its client reads.
 func settlementFor(h map[string]string, version int) {
-	from, to := x402.HeaderResponse, x402.HeaderResponseV1
+	from := x402.HeaderResponse // the header of the other version
 	if version == 2 {
-		from, to = to, from
+		from = x402.HeaderResponseV1
 	}
 	v, ok := h[from]
 	if !ok {
@@ -401,12 +397,19 @@ func settlementFor(h map[string]string, version int) {
 	if err != nil || json.Unmarshal(b, &s) != nil {
 		return
 	}
+	delete(h, from)
+	name, value := settlementHeader(s, version)
+	h[name], h["Access-Control-Expose-Headers"] = value, name
+}
+
+// settlementHeader is the header that carries s to a client of the
+// protocol version: PAYMENT-RESPONSE with the CAIP-2 network name (v2), or
+// X-PAYMENT-RESPONSE with the v1 name (v1).
+func settlementHeader(s x402.Settlement, version int) (name, value string) {
 	if version == 1 {
 		s.Network = x402.V1Name(s.Network)
-	} else {
-		s.Network = x402.CAIP2(s.Network)
+		return x402.HeaderResponseV1, s.Header()
 	}
-	delete(h, from)
-	h[to] = s.Header()
-	h["Access-Control-Expose-Headers"] = to
+	s.Network = x402.CAIP2(s.Network)
+	return x402.HeaderResponse, s.Header()
 }
