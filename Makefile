@@ -38,7 +38,7 @@ FUZZ_TARGETS := \
 	./edge:FuzzEscape \
 	./webhook:FuzzVerify \
 	./edge/x402:FuzzDecodePayment \
-	./edge/x402:FuzzPaymentID \
+	./edge/x402:FuzzDuplicateNames \
 	./edge/x402:FuzzSolanaMessage \
 	./engine/clip:FuzzTo \
 	./engine/fetch:FuzzCheckAddr \

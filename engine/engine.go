@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"sync"
 	"time"
@@ -134,6 +135,45 @@ func (s *Scanner) DeepScan(ctx context.Context, rawURL string, onEvent func(Even
 			emit(Event{Kind: EventProbeFinished, URL: res.URL, Probe: r})
 		}
 	})
+}
+
+// Admits checks, without sending the site a request, that a scan of
+// rawURL could begin: the URL is valid, its host resolves to addresses the
+// scanner's address policy lets it visit, and one of them accepts a TCP
+// connection (closed at once, before any byte is sent). The paid deep
+// scan asks before it takes a payment, so a payment is not spent on a
+// site that is not there. A refusal is the *apierr.Error a scan would fail
+// with (InvalidURL, SiteUnreachable).
+func (s *Scanner) Admits(ctx context.Context, rawURL string) error {
+	target, err := weburl.Normalize(rawURL)
+	if err != nil {
+		return &apierr.Error{Code: apierr.InvalidURL, Message: err.Error(), Err: err}
+	}
+	port := "443"
+	if target.Scheme == "http" {
+		port = "80"
+	}
+	if p := target.Port(); p != "" {
+		port = p
+	}
+	host := target.Hostname()
+	// The scan's own limit for one request (5 s by default): a site that
+	// drops packets does not hold the purchase for the whole deadline.
+	timeout := s.opts.Fetch.RequestTimeout
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	policy := s.opts.Fetch.Policy
+	dial := fetch.GuardedDial(policy.CheckAddrPort, s.opts.Fetch.Resolver, timeout)
+	conn, err := dial(ctx, "tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		e := unreachable(fmt.Sprintf("%s could not be reached: %s", target, policy.Explain(err, host)), err)
+		if errors.Is(err, fetch.ErrBlockedAddress) {
+			e.Docs = apierr.LocalScansDocs
+		}
+		return e
+	}
+	conn.Close()
+	return nil
 }
 
 func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), plan *gather.Plan, deadline time.Duration,

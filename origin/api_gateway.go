@@ -4,12 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/url"
+	"errors"
+	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/origin/payment"
@@ -30,11 +35,25 @@ func (s *Server) newGateway(sc *engine.Scanner) *payment.Gateway {
 		Pay:         s.cfg.Payment,
 		Facilitator: payment.NewFacilitator(fac, s.outboundPolicy(s.cfg.FacilitatorPrivate), 0),
 		Records:     s.store.Idempotency(),
-		// The deep scan's deadline plus verifying and settling: a retry of the
-		// same payment waits (409) until then rather than buying it twice.
-		Lease: deep.Options().DeepDeadline + 30*time.Second,
-		Scan: func(ctx context.Context, target string, progress func(engine.Event)) ([]byte, error) {
-			return s.deepScan(ctx, deep, target, progress)
+		// The deep scan's deadline plus its capture: a retry of the same
+		// payment waits (409) until then rather than buying it twice.
+		Lease:    deep.Options().DeepDeadline + 30*time.Second,
+		Lifetime: s.base,
+		// Before the settlement: the site's address is checked and a worker
+		// taken, and nothing is sent to the site.
+		Reserve: func(ctx context.Context, target string) (payment.Scan, func(), error) {
+			if err := deep.Admits(ctx, target); err != nil {
+				return nil, nil, toAPIError(err)
+			}
+			release, err := s.scans.pool.acquire(ctx)
+			if err != nil {
+				return nil, nil, toAPIError(err)
+			}
+			var once sync.Once
+			free := func() { once.Do(release) }
+			return func(ctx context.Context, progress func(engine.Event)) ([]byte, error) {
+				return s.deepScan(ctx, deep, target, progress, free)
+			}, free, nil
 		},
 	}
 }
@@ -50,26 +69,20 @@ func (s *Server) PaymentConfig() PaymentMode {
 	return PaymentMode{s.cfg.Payment, payment.FacilitatorOrDefault(s.cfg.FacilitatorURL)}
 }
 
-// deepScan runs one deep scan with a scan worker, then, when a browser is
-// present, captures the homepage on the paid browser and links the
-// screenshot. A render that failed is stated in the report's rendered block
-// and the scan is charged (docs/deep-scan.md says why).
-func (s *Server) deepScan(ctx context.Context, deep *engine.Scanner, target string, progress func(engine.Event)) ([]byte, error) {
-	// A failure is answered as the free scan answers it (toAPIError); the
-	// payment is then not settled.
-	release, err := s.scans.pool.acquire(ctx)
-	if err != nil {
-		return nil, toAPIError(err)
-	}
+// deepScan runs one paid deep scan on its reserved worker (given back by
+// release once the scan is done), then, when a browser is present,
+// captures the homepage on the paid browser and links the screenshot. A
+// render that failed is stated in the report's rendered block
+// (docs/deep-scan.md says why).
+func (s *Server) deepScan(ctx context.Context, deep *engine.Scanner, target string, progress func(engine.Event), release func()) ([]byte, error) {
 	res, _, err := deep.DeepScan(ctx, target, progress)
 	release()
 	if err != nil {
 		return nil, toAPIError(err)
 	}
 	if s.cfg.PaidBrowser != nil {
-		s.shots.captureForDeepScan(ctx, res.URL)
-		if _, err := s.store.Screenshots().Get(ctx, res.URL); err == nil {
-			res.Deep.Screenshot = s.gatewayBase(ctx) + "/api/screenshot?url=" + url.QueryEscape(res.URL)
+		if q := s.shots.captureForDeepScan(ctx, res.URL); q != "" {
+			res.Deep.Screenshot = s.gatewayBase(ctx) + "/api/screenshot?" + q
 		}
 	}
 	return json.Marshal(res)
@@ -83,29 +96,110 @@ func (s *Server) gatewayBase(ctx context.Context) string {
 }
 
 // scanGateway is POST /api/v1/scan-gateway: the paid deep scan over x402.
+// The payment is verified and settled before anything is sent to the site;
+// a caller that leaves before the settlement is not charged, and one that
+// leaves after it collects its report with the receipt.
 func (s *Server) scanGateway(ctx *fasthttp.RequestCtx) {
 	target, ok := s.scanTarget(ctx, ", and the payment in PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1)")
 	if !ok {
 		return
 	}
-	base := s.baseURL(ctx)
-	stream := wantsStream(ctx)
-	// Not ctx: fasthttp recycles it while a stream may still run.
-	rctx, cancel := context.WithCancel(context.WithValue(s.base, baseKey{}, base))
-	purchase, done := s.gateway.Begin(rctx, payment.Request{URL: target, Base: base,
-		V2: string(ctx.Request.Header.Peek(x402.HeaderSignature)), V1: string(ctx.Request.Header.Peek(x402.HeaderPaymentV1))})
-	if done == nil && stream {
-		s.streamPurchase(ctx, target, purchase, rctx, cancel)
+	keys := ctx.Request.Header.PeekAll("Idempotency-Key")
+	if len(keys) > 1 || len(keys) == 1 && !scanreq.ValidIdempotencyKey(string(keys[0])) {
+		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be sent once, as 1–255 visible ASCII characters (a UUID is ideal)."))
 		return
 	}
+	base := s.baseURL(ctx)
+	caller := s.caller(ctx)
+	// Not ctx: fasthttp recycles it while a stream may still run. rctx ends
+	// when the caller hangs up (watchGone) until the payment is settled.
+	rctx, cancel := context.WithCancel(context.WithValue(s.base, baseKey{}, base))
 	defer cancel()
+	stopWatching := watchGone(ctx, cancel)
+	req := payment.Request{URL: target, Base: base,
+		V2: string(ctx.Request.Header.Peek(x402.HeaderSignature)), V1: string(ctx.Request.Header.Peek(x402.HeaderPaymentV1)),
+		Receipt: string(ctx.Request.Header.Peek(payment.HeaderReceipt))}
+	if len(keys) == 1 {
+		req.IdempotencyKey = string(keys[0])
+	}
+	purchase, done := s.gateway.Begin(rctx, req)
+	if done == nil {
+		done = purchase.Settle(rctx)
+	}
+	if done == nil && wantsStream(ctx) {
+		stopWatching()
+		s.streamPurchase(ctx, target, base, purchase)
+		return
+	}
 	a := done
 	if a == nil {
-		finished := purchase.Finish(rctx, nil)
-		a = &finished
+		ran := purchase.Run(rctx, nil)
+		a = &ran
 	}
+	gone := stopWatching()
 	writeAnswer(ctx, *a)
-	s.audit(s.caller(ctx), "scan.deep", target, outcome(ctx))
+	s.auditPurchase(caller, target, *a, !gone)
+}
+
+// auditPurchase records what a paid request really did: whether this
+// request settled a payment (and its on-chain transaction), and whether
+// its answer reached the caller.
+func (s *Server) auditPurchase(c identity.Caller, target string, a payment.Answer, delivered bool) {
+	if s.cfg.Audit == nil {
+		return
+	}
+	var e struct {
+		Code string `json:"code"`
+	}
+	if a.Status != 200 {
+		_ = json.Unmarshal(a.Body, &e)
+	}
+	settled := "no"
+	switch {
+	case a.Settled:
+		settled = "yes"
+	case a.Header["Idempotent-Replayed"] == "true":
+		settled = "earlier"
+	}
+	s.cfg.Audit.Info("agent action", "action", "scan.deep", "actor_type", string(c.Tier), "client_id", c.Key(), "target", target,
+		"outcome", streamOutcome(a.Status, e.Code), "settled", settled, "transaction", a.Transaction, "delivered", delivered)
+}
+
+// watchGone calls gone when the caller hangs up while the handler works
+// (before anything is written back, a closed connection is only seen by
+// reading it). The connection is closed after this answer, so no next
+// request is read from it while it is watched, and the watch ends with
+// it. stop reports whether the caller had gone; it does not wait for the
+// watch to end, since not every connection (fasthttp's in-memory pipes)
+// lets a deadline cut a read short.
+func watchGone(ctx *fasthttp.RequestCtx, gone func()) (stop func() (left bool)) {
+	conn := ctx.Conn()
+	ctx.SetConnectionClose()
+	var stopped, left atomic.Bool
+	go func() {
+		var b [1]byte
+		for {
+			_, err := conn.Read(b[:])
+			var ne net.Error
+			switch {
+			case stopped.Load():
+				return
+			case err == nil:
+				continue // a client may send more: the connection closes after this answer anyway
+			case errors.As(err, &ne) && ne.Timeout():
+				conn.SetReadDeadline(time.Time{}) // the server's read timeout, not the caller
+				continue
+			}
+			left.Store(true)
+			gone()
+			return
+		}
+	}()
+	return func() bool {
+		stopped.Store(true)
+		conn.SetReadDeadline(time.Now()) // ends the read on a TCP connection now
+		return left.Load()
+	}
 }
 
 func writeAnswer(ctx *fasthttp.RequestCtx, a payment.Answer) {
@@ -116,35 +210,38 @@ func writeAnswer(ctx *fasthttp.RequestCtx, a payment.Answer) {
 	ctx.SetBody(a.Body)
 }
 
-// wantsStream: the gateway answers a verified purchase as Server-Sent
+// wantsStream: the gateway answers a settled purchase as Server-Sent
 // Events when the caller accepts only text/event-stream or prefers it.
 func wantsStream(ctx *fasthttp.RequestCtx) bool {
 	acc := string(ctx.Request.Header.Peek("Accept"))
 	return strings.Contains(acc, "text/event-stream") && !strings.Contains(acc, "application/json")
 }
 
-// streamPurchase runs a verified purchase as a stream: scan.started, every
-// check and signal as it finishes (the free part), then, once the payment
-// is settled, payment.settled (the settlement, as the PAYMENT-RESPONSE
-// header would carry it), the deep probes and scan.completed with the
-// report — or an error event, with nothing settled. Nothing paid is sent
-// before the settlement: Finish holds the probes back until then. A client
-// that leaves before the scan finished cancels it (nothing settled); after
-// that, the settlement runs on and the same payment replays the report.
-// Refusals before verification never get here: they are ordinary answers.
-func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *payment.Purchase, rctx context.Context, cancel context.CancelFunc) {
+// streamPurchase runs a settled purchase as a stream: payment.settled
+// first (the settlement, as the PAYMENT-RESPONSE header would carry it,
+// and the receipt), then scan.started, every check, signal and deep probe
+// as it finishes, and scan.completed with the report (or an error event).
+// Refusals, the settlement's included, never get here: they are ordinary
+// answers. The scan runs to its end when the client leaves; its buyer
+// collects the report by sending the payment again with the receipt.
+func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target, base string, p *payment.Purchase) {
 	caller := s.caller(ctx)
+	left, leave := context.WithCancel(context.WithValue(s.base, baseKey{}, base))
 	events := make(chan sseEvent, 64)
 	send := func(e sseEvent) {
 		select {
 		case events <- e:
-		case <-rctx.Done():
+		case <-left.Done():
 		}
 	}
+	var answer payment.Answer
+	header, value := p.Settlement()
 	go func() {
 		defer close(events)
+		b, _ := json.Marshal(map[string]string{"header": header, "value": value, "receipt": p.Receipt()})
+		send(sseEvent{name: EventSettled, data: b})
 		send(sseEvent{name: EventStarted, data: started(target, nil)})
-		event := func(e engine.Event) {
+		answer = p.Run(left, func(e engine.Event) {
 			switch e.Kind {
 			case engine.EventCheckFinished:
 				b, _ := json.Marshal(e.Check)
@@ -156,38 +253,30 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target string, p *paym
 				b, _ := json.Marshal(e.Probe)
 				send(sseEvent{name: EventProbe, data: b})
 			}
-		}
-		a := p.Finish(rctx, event)
-		if a.Status != 200 {
+		})
+		if answer.Status != 200 {
 			var e struct {
 				Code string `json:"code"`
 			}
-			_ = json.Unmarshal(a.Body, &e) // the refusal's envelope: its code goes to the audit log
-			send(sseEvent{name: EventError, data: a.Body, status: a.Status, code: e.Code})
+			_ = json.Unmarshal(answer.Body, &e)
+			send(sseEvent{name: EventError, data: answer.Body, status: answer.Status, code: e.Code})
 			return
 		}
-		for _, h := range []string{x402.HeaderResponse, x402.HeaderResponseV1} {
-			if v := a.Header[h]; v != "" {
-				b, _ := json.Marshal(map[string]string{"header": h, "value": v})
-				send(sseEvent{name: EventSettled, data: b})
-			}
-		}
-		for _, e := range a.Paid {
-			event(e)
-		}
-		send(sseEvent{name: EventCompleted, data: a.Body, status: 200})
+		send(sseEvent{name: EventCompleted, data: answer.Body, status: 200})
 	}()
 	ctx.SetUserValue(streamingKey, true)
 	ctx.SetContentType("text/event-stream; charset=utf-8")
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	ctx.Response.Header.Set("X-Accel-Buffering", "no")
+	ctx.Response.Header.Set(header, value)
+	ctx.Response.Header.Set(payment.HeaderReceipt, p.Receipt())
+	ctx.Response.Header.Set("Access-Control-Expose-Headers", header+", "+payment.HeaderReceipt)
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer cancel()
-		status, code := statusClientGone, "client_gone"
-		defer func() {
-			s.m.request(x402.GatewayPath, status)
-			s.audit(caller, "scan.deep", target, streamOutcome(status, code))
-		}()
-		status, code = s.pumpEvents(w, events, nil)
+		status, _ := s.pumpEvents(w, events, nil)
+		leave() // Run goes on without the client; only sends stop
+		for range events {
+		}
+		s.m.request(x402.GatewayPath, status)
+		s.auditPurchase(caller, target, answer, status != statusClientGone)
 	})
 }

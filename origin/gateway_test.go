@@ -28,7 +28,7 @@ func gatewayOriginConfig(t *testing.T, cfg origin.Config) (*testOrigin, *facilit
 	return startOrigin(t, cfg, nil), fac
 }
 
-func decodeB64JSON(t *testing.T, h string, into any) {
+func decodeB64JSON(t testing.TB, h string, into any) {
 	t.Helper()
 	b, err := base64.StdEncoding.DecodeString(h)
 	if err != nil || json.Unmarshal(b, into) != nil {
@@ -37,7 +37,7 @@ func decodeB64JSON(t *testing.T, h string, into any) {
 }
 
 // payV2 is a v2 PaymentPayload for the requirement the gateway issued.
-func payV2(t *testing.T, req x402.PaymentRequired, tx string) string {
+func payV2(t testing.TB, req x402.PaymentRequired, tx string) string {
 	b, _ := json.Marshal(map[string]any{"x402Version": 2, "resource": req.Resource, "accepted": req.Accepts[0],
 		"payload": map[string]string{"transaction": tx}})
 	return base64.StdEncoding.EncodeToString(b)
@@ -105,25 +105,23 @@ func TestGatewayPurchase(t *testing.T) {
 		t.Errorf("%d settlements for one payment", n)
 	}
 
-	// A lost response: the same payment again gets the same report, and the
-	// facilitator is not asked to settle again.
-	resp2, b2 := gatewayPost(t, o, s.URL, "PAYMENT-SIGNATURE", pay)
+	// A lost response: the buyer sends the same payment again with its
+	// receipt and gets the same report; the facilitator is not asked again.
+	receipt := resp.Header.Get("Payment-Receipt")
+	if !strings.HasPrefix(receipt, "rcpt_") || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Payment-Receipt") {
+		t.Errorf("the receipt: %q, exposed %q", receipt, resp.Header.Get("Access-Control-Expose-Headers"))
+	}
+	resp2, b2 := gatewayPost(t, o, s.URL, "PAYMENT-SIGNATURE", pay, "Payment-Receipt", receipt)
 	if resp2.StatusCode != 200 || string(b2) != string(b) || resp2.Header.Get("PAYMENT-RESPONSE") != resp.Header.Get("PAYMENT-RESPONSE") || resp2.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay: %d (same body %v)", resp2.StatusCode, string(b2) == string(b))
 	}
 	if n := len(fac.Calls("/settle")); n != 1 || len(fac.Calls("/verify")) != 1 {
 		t.Errorf("the replay reached the facilitator: %d verify, %d settle", len(fac.Calls("/verify")), n)
 	}
-
-	// The same transaction in a differently spelled header (spacing, member
-	// order) is the same purchase: it replays, and buys no second scan.
-	plain, _ := base64.StdEncoding.DecodeString(pay)
-	var m map[string]any
-	_ = json.Unmarshal(plain, &m)
-	respelled, _ := json.MarshalIndent(m, " ", "   ")
-	resp3, b3 := gatewayPost(t, o, s.URL, "PAYMENT-SIGNATURE", base64.StdEncoding.EncodeToString(append([]byte(" "), respelled...)))
-	if resp3.StatusCode != 200 || string(b3) != string(b) || len(fac.Calls("/verify")) != 1 {
-		t.Errorf("a respelled payment: %d, same report %v, %d verifications", resp3.StatusCode, string(b3) == string(b), len(fac.Calls("/verify")))
+	// Without the receipt the same payment is someone else's: the settled
+	// transaction is public on chain.
+	if resp3, b3 := gatewayPost(t, o, s.URL, "PAYMENT-SIGNATURE", pay); resp3.StatusCode != 402 || !strings.Contains(string(b3), `"reason":"payment_already_used"`) {
+		t.Errorf("the payment without its receipt: %d %.200s", resp3.StatusCode, b3)
 	}
 
 	other := site(t, "empty")
@@ -184,6 +182,11 @@ func TestGatewayRefusals(t *testing.T) {
 	if resp.StatusCode != 422 || envelope(t, b).Code != "site_unreachable" || !strings.Contains(string(b), "not settled") || len(fac.Calls("/settle")) != 0 {
 		t.Errorf("unreachable site: %d %s (settlements %d)", resp.StatusCode, b, len(fac.Calls("/settle")))
 	}
+	// Not charged, so the same payment buys a scan of a site that answers.
+	up := site(t, "empty")
+	if resp, b = gatewayPost(t, o, up.URL, "PAYMENT-SIGNATURE", payV2(t, req, facilitator.Token("P", "100000", testPayee, "u1"))); resp.StatusCode != 200 {
+		t.Errorf("the payment refused for an unreachable site, for another: %d %s", resp.StatusCode, b)
+	}
 	s := site(t, "empty")
 	fac.Fail = 503
 	resp, b = gatewayPost(t, o, s.URL, "PAYMENT-SIGNATURE", payV2(t, req, facilitator.Token("P", "100000", testPayee, "u2")))
@@ -203,10 +206,10 @@ func TestGatewayRefusals(t *testing.T) {
 	}
 }
 
-// A caller that accepts text/event-stream watches a verified purchase run:
-// scan.started, every check and signal (the free part), then, once settled,
-// payment.settled, the deep probes and scan.completed with the report. A
-// refusal before verification is an ordinary JSON answer.
+// A caller that accepts text/event-stream watches a settled purchase run:
+// payment.settled (the settlement and the receipt), scan.started, every
+// check, signal and deep probe, and scan.completed with the report. A
+// refusal, the settlement's included, is an ordinary JSON answer.
 func TestGatewayStream(t *testing.T) {
 	o, fac := gatewayOrigin(t, testPayee)
 	s := site(t, "full")
@@ -254,17 +257,17 @@ func TestGatewayStream(t *testing.T) {
 	if count["scan.started"] != 1 || count["check"] != 48 || count["signal"] != 5 || count["probe"] == 0 || count["payment.settled"] != 1 || count["scan.completed"] != 1 {
 		t.Errorf("events: %v", count)
 	}
-	if got := strings.Join(order, " "); got != "scan.started check signal payment.settled probe scan.completed" {
+	if got := strings.Join(order, " "); got != "payment.settled scan.started check signal probe scan.completed" {
 		t.Errorf("order: %s", got)
 	}
 	var rep deepReport
 	if json.Unmarshal([]byte(completed), &rep) != nil || rep.Deep == nil || len(rep.Deep.Probes) != count["probe"] {
 		t.Errorf("completed: %.200s", completed)
 	}
-	var hs struct{ Header, Value string }
+	var hs struct{ Header, Value, Receipt string }
 	var settled x402.Settlement
-	if json.Unmarshal([]byte(settledEv), &hs) != nil || hs.Header != "PAYMENT-RESPONSE" {
-		t.Fatalf("payment.settled: %s", settledEv)
+	if json.Unmarshal([]byte(settledEv), &hs) != nil || hs.Header != "PAYMENT-RESPONSE" || hs.Receipt == "" || hs.Receipt != hresp.Header.Get("Payment-Receipt") {
+		t.Fatalf("payment.settled: %s (receipt header %q)", settledEv, hresp.Header.Get("Payment-Receipt"))
 	}
 	decodeB64JSON(t, hs.Value, &settled)
 	if !settled.Success || len(fac.Calls("/settle")) != 1 {

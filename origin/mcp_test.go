@@ -392,8 +392,9 @@ func mcpDeepScan(t *testing.T, e mcpEnv) {
 }
 
 // The x402 MCP transport: the payment in _meta["x402/payment"], the deep
-// report in the result and the settlement in _meta["x402/payment-response"];
-// the same payment again returns the same report without a second settlement.
+// report in the result, the settlement in _meta["x402/payment-response"] and
+// the receipt in _meta["agentready/payment-receipt"]; the same payment again
+// with its receipt returns the same report without a second settlement.
 func mcpDeepScanPaid(t *testing.T, e mcpEnv) {
 	var pr x402.PaymentRequired
 	structured(t, call(t, e.cs, "deep_scan", map[string]any{"url": e.full.URL}), &pr)
@@ -401,9 +402,10 @@ func mcpDeepScanPaid(t *testing.T, e mcpEnv) {
 		"payload": map[string]string{"transaction": facilitator.Token("McpPayer", pr.Accepts[0].Amount, pr.Accepts[0].PayTo, "mcp-1")}}
 	settlesBefore := len(e.fac.Calls("/settle"))
 	var first []byte
+	meta := mcp.Meta{"x402/payment": payload}
 	for i := range 2 {
 		res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "deep_scan", Arguments: map[string]any{"url": e.full.URL},
-			Meta: mcp.Meta{"x402/payment": payload}})
+			Meta: meta})
 		if err != nil || res.IsError {
 			t.Fatalf("paid deep_scan %d: %v %+v", i, err, res)
 		}
@@ -424,6 +426,11 @@ func mcpDeepScanPaid(t *testing.T, e mcpEnv) {
 		b, _ := json.Marshal(res.StructuredContent)
 		if i == 0 {
 			first = b
+			receipt, _ := res.Meta["agentready/payment-receipt"].(string)
+			if receipt == "" {
+				t.Fatalf("paid deep_scan: no receipt in %v", res.Meta)
+			}
+			meta = mcp.Meta{"x402/payment": payload, "agentready/payment-receipt": receipt}
 		} else if string(b) != string(first) {
 			t.Error("the same payment sent again returned another report")
 		}

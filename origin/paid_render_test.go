@@ -188,3 +188,86 @@ func TestPaidRenderUnaffectedByStoppedBackgroundBrowser(t *testing.T) {
 		t.Errorf("%d settlements", n)
 	}
 }
+
+// Four payments that verify but never settle (spent elsewhere, or their
+// funds gone by then) arrive for a site whose every page hangs, beside one
+// paying customer: the hanging site receives no request, the paid browser
+// renders only the customer's page, no screenshot is stored for the
+// unpaid site, and the customer's deep scan ends well within its deadline.
+// The customer's capture is linked from its report alone: the free
+// /api/screenshot does not serve it by the site's URL.
+func TestUnpayableRequestsCostNothing(t *testing.T) {
+	o, fac, background, paid := paidOrigin(t)
+	var hangHits atomic.Int64
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hangHits.Add(1)
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hanging.Close)
+	customer := startGatedSite(t)
+
+	type answer struct {
+		status  int
+		rep     paidRendered
+		err     error
+		elapsed time.Duration
+	}
+	answers := make(chan answer, 5)
+	buy := func(target, pay string) {
+		start := time.Now()
+		status, rep, err := buyDeepScan(o, target, pay)
+		answers <- answer{status, rep, err, time.Since(start)}
+	}
+	for i := range 4 {
+		go buy(hanging.URL, payment(t, o, hanging.URL, fmt.Sprintf("%s-%d", facilitator.Unsettleable, i)))
+	}
+	go buy(customer.URL, payment(t, o, customer.URL, "customer"))
+	var paidAnswer answer
+	for range 5 {
+		a := <-answers
+		if a.status == 200 {
+			paidAnswer = a
+			continue
+		}
+		if a.status != 402 {
+			t.Errorf("an unsettleable payment: %d %v", a.status, a.err)
+		}
+	}
+	if paidAnswer.err != nil || paidAnswer.rep.Rendered == nil || paidAnswer.rep.Rendered.Error != "" {
+		t.Fatalf("the paying customer: %v %+v", paidAnswer.err, paidAnswer.rep)
+	}
+	if deadline := 60 * time.Second; paidAnswer.elapsed >= deadline {
+		t.Errorf("the paying customer waited %s, past the deep scan's %s", paidAnswer.elapsed, deadline)
+	}
+	if n := hangHits.Load(); n != 0 {
+		t.Errorf("the site of the unpaid requests received %d requests", n)
+	}
+	if n := customer.appHits.Load(); n != 2 {
+		t.Errorf("the paid browser loaded the customer's page %d times, want 2 (the render, the capture)", n)
+	}
+	if h := paid.Health(); h.Restarts != 0 {
+		t.Errorf("the paid browser: %+v", h)
+	}
+	if h := background.Health(); h.Started {
+		t.Errorf("the background browser was started by paid scans: %+v", h)
+	}
+	if n := len(fac.Calls("/settle")); n != 5 {
+		t.Errorf("%d settlement attempts, want 5 (one paid, four refused)", n)
+	}
+	if r, _ := get(t, o.URL+"/api/screenshot?url="+hanging.URL); r.StatusCode != 404 {
+		t.Errorf("a screenshot of the unpaid site: %d", r.StatusCode)
+	}
+	link := ""
+	if paidAnswer.rep.Deep != nil {
+		link = paidAnswer.rep.Deep.Screenshot
+	}
+	if !strings.Contains(link, "&shot=") {
+		t.Fatalf("the customer's screenshot link: %q", link)
+	}
+	if r, b := get(t, link); r.StatusCode != 200 || r.Header.Get("Content-Type") != "image/png" || len(b) == 0 {
+		t.Errorf("the customer's screenshot: %d %s", r.StatusCode, r.Header.Get("Content-Type"))
+	}
+	if r, _ := get(t, o.URL+"/api/screenshot?url="+customer.URL); r.StatusCode != 404 {
+		t.Errorf("the paid capture served by the free endpoint: %d", r.StatusCode)
+	}
+}

@@ -2,8 +2,11 @@ package origin
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,7 +176,7 @@ func (sh *shooter) work() {
 		sh.queue[0] = ""
 		sh.queue = sh.queue[1:]
 		sh.mu.Unlock()
-		err := sh.capture(sh.ctx, sh.pool, url)
+		err := sh.capture(sh.ctx, sh.pool, url, url)
 		sh.mu.Lock()
 		delete(sh.pending, url)
 		sh.recordLocked(url, err)
@@ -182,29 +185,64 @@ func (sh *shooter) work() {
 }
 
 // captureForDeepScan captures url on the paid pool for a paid deep scan,
-// which waits for it to link the screenshot. Its outcome counts for the
-// site like a background capture's.
-func (sh *shooter) captureForDeepScan(ctx context.Context, url string) {
+// which waits for it to link the screenshot, and returns the link's query
+// (empty when there is none). A fresh capture that a free scan made is
+// linked as it is; otherwise the paid capture is kept apart from the free
+// store, under a random name only the report links (paidShotKey), so the
+// free /api/screenshot never serves what only a payment made. Its outcome
+// counts for the site like a background capture's.
+func (sh *shooter) captureForDeepScan(ctx context.Context, url string) (query string) {
 	if sh.paid == nil {
-		return
+		return ""
 	}
-	err := sh.capture(ctx, sh.paid, url)
+	sctx, scancel := context.WithTimeout(ctx, screenshotStoreDeadline)
+	old, err := sh.shots.Get(sctx, url)
+	scancel()
+	if err == nil && time.Since(old.CapturedAt) < sh.ttl {
+		return "url=" + neturl.QueryEscape(url)
+	}
+	name := newShotName()
+	err = sh.capture(ctx, sh.paid, url, paidShotKey(name))
 	sh.mu.Lock()
 	sh.recordLocked(url, err)
 	sh.mu.Unlock()
+	if err != nil {
+		return ""
+	}
+	return "url=" + neturl.QueryEscape(url) + "&shot=" + name
 }
 
-// capture stores a screenshot of url taken on pool, unless one younger than
-// the TTL is stored. It returns why it stored none (nil when it did or need
-// not).
-func (sh *shooter) capture(ctx context.Context, pool *browser.Pool, url string) error {
+// newShotName is the random name of a paid capture: 128 bits, base64url.
+func newShotName() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// paidShotKey is where a paid capture is stored: a key no URL normalises
+// to, so the free screenshots never reach it.
+func paidShotKey(name string) string { return "paid\x00" + name }
+
+// validShotName reports a name newShotName could have made.
+func validShotName(s string) bool {
+	if len(s) != 22 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
+}
+
+// capture stores a screenshot of url taken on pool under key, unless one
+// younger than the TTL is stored there. It returns why it stored none (nil
+// when it did or need not).
+func (sh *shooter) capture(ctx context.Context, pool *browser.Pool, url, key string) error {
 	if pool.Health().State == "unavailable" {
 		return browser.ErrUnavailable
 	}
 	ctx, cancel := context.WithTimeout(ctx, sh.deadline)
 	defer cancel()
 	sctx, scancel := context.WithTimeout(ctx, screenshotStoreDeadline)
-	old, err := sh.shots.Get(sctx, url)
+	old, err := sh.shots.Get(sctx, key)
 	scancel()
 	if err == nil && time.Since(old.CapturedAt) < sh.ttl {
 		return nil
@@ -222,7 +260,7 @@ func (sh *shooter) capture(ctx context.Context, pool *browser.Pool, url string) 
 	}
 	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), screenshotStoreDeadline)
 	defer wcancel()
-	if err := sh.shots.Put(wctx, url, png, time.Now(), sh.ttl); err != nil {
+	if err := sh.shots.Put(wctx, key, png, time.Now(), sh.ttl); err != nil {
 		return errStoreSilent
 	}
 	return nil
@@ -344,10 +382,22 @@ func (s *Server) getScreenshot(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, aerr)
 		return
 	}
+	key := u
+	if name := string(ctx.QueryArgs().Peek("shot")); name != "" {
+		// A paid deep scan's capture, linked from its report only.
+		if !validShotName(name) {
+			writeError(ctx, apiErr(400, CodeInvalidURL, "shot: not the name of a screenshot; use the link a deep scan's report gives."))
+			return
+		}
+		key = paidShotKey(name)
+	}
 	c, cancel := context.WithTimeout(s.base, screenshotStoreDeadline)
 	defer cancel()
-	shot, err := s.store.Screenshots().Get(c, u)
+	shot, err := s.store.Screenshots().Get(c, key)
 	switch {
+	case errors.Is(err, store.ErrNotFound) && key != u:
+		writeError(ctx, apiErr(404, CodeNoScreenshot, "No such screenshot is stored: a deep scan's capture is kept for an hour after the scan."))
+		return
 	case errors.Is(err, store.ErrNotFound):
 		writeError(ctx, s.noScreenshot(u))
 		return

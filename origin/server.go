@@ -200,16 +200,16 @@ func New(cfg Config, st store.Backend, sc *engine.Scanner) *Server {
 			return s.cfg.Limiter.AllowN(ctx, "scan:"+c.Key(), ratelimit.PerDay(s.cfg.Allowances.For(c.Tier)), n)
 		},
 		History: st.History(), Curated: cfg.Curated, Payment: cfg.Payment, Version: cfg.Version,
-		Gateway: func(ctx context.Context, url, base string, pay json.RawMessage) (int, map[string]string, []byte) {
-			req := payment.Request{URL: url, Base: base}
-			if len(pay) > 0 {
+		Gateway: func(ctx context.Context, url, base string, pay mcpserver.DeepScanPayment) (int, map[string]string, []byte) {
+			req := payment.Request{URL: url, Base: base, Receipt: pay.Receipt, IdempotencyKey: pay.IdempotencyKey}
+			if len(pay.Payload) > 0 {
 				// The MCP transport carries the PaymentPayload as JSON; the
 				// gateway reads it as the HTTP headers carry it.
 				var v struct {
 					X402Version int `json:"x402Version"`
 				}
-				_ = json.Unmarshal(pay, &v)
-				h := base64.StdEncoding.EncodeToString(pay)
+				_ = json.Unmarshal(pay.Payload, &v)
+				h := base64.StdEncoding.EncodeToString(pay.Payload)
 				if v.X402Version == 1 {
 					req.V1 = h
 				} else {

@@ -1,66 +1,31 @@
 package x402
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
-	"strings"
 )
 
-// PaymentID identifies a payment by what it moves on chain, whatever
-// envelope carries it: the same transaction sent as v1 X-PAYMENT or v2
-// PAYMENT-SIGNATURE, with members added to its payload, in another base64
-// alphabet or with other spacing is one payment, so it buys one scan.
+// PaymentID identifies a payment by what it moves on chain: the same
+// transaction sent as v1 X-PAYMENT or v2 PAYMENT-SIGNATURE is one payment,
+// so it buys one scan. DecodePayment has read the envelope strictly and
+// Forward sends the facilitator exactly the transaction read here, so no
+// spelling the gateway accepts can be one payment to the facilitator and
+// another to the id.
 //
-//   - SVM exact (payload.transaction, base64 of either alphabet, padded or
-//     not): the transaction's message when it is a Solana wire transaction
-//     (SolanaMessage), else its decoded bytes. Not the signatures: the fee
-//     payer's slot is empty in a client-signed transaction and is only
-//     filled when the facilitator settles, while the message is what every
-//     signature signs.
-//   - EVM exact (payload.authorization, EIP-3009): the payer and the nonce
-//     (lower-cased, without 0x or leading zeros) with the asset, since a
-//     token contract spends each (from, nonce) once.
-//   - Anything else: the payload as canonical JSON (members sorted, no
-//     spacing).
-//
-// Each is taken with the network in CAIP-2 form (v1 names mapped) and never
-// with the x402 version. asset is the asset the payment is made in (the
-// requirement's: a v1 payload does not name it). The result is a hex SHA-256.
-func PaymentID(p Payload, asset string) string {
-	network := p.Network
-	if p.Accepted != nil {
-		network = p.Accepted.Network
+// The transaction counts by its message when it is a Solana wire
+// transaction (SolanaMessage), else by its bytes. Not the signatures: the
+// fee payer's slot is empty in a client-signed transaction and is only
+// filled when the facilitator settles, while the message is what every
+// signature signs. network is the network the payment is taken on (the
+// requirement's, which Check compared the payment's with), in CAIP-2 form;
+// the x402 version is not part of it. The result is a hex SHA-256.
+func PaymentID(p Payment, network string) string {
+	network = CAIP2(network)
+	if msg, ok := SolanaMessage(p.Transaction); ok {
+		return digest("svm-message", network, string(msg))
 	}
-	network = CAIP2(strings.TrimSpace(network))
-
-	var members map[string]json.RawMessage
-	_ = json.Unmarshal(p.Payload, &members)
-	var tx string
-	if raw, ok := members["transaction"]; ok && json.Unmarshal(raw, &tx) == nil {
-		b := decodeBase64(strings.TrimSpace(tx))
-		if b == nil { // not base64: no facilitator reads it, but it is still one payment
-			return digest("svm-text", network, strings.TrimSpace(tx))
-		}
-		if msg, ok := SolanaMessage(b); ok {
-			return digest("svm-message", network, string(msg))
-		}
-		return digest("svm-transaction", network, string(b))
-	}
-	var auth struct {
-		From  string `json:"from"`
-		Nonce string `json:"nonce"`
-	}
-	if raw, ok := members["authorization"]; ok && json.Unmarshal(raw, &auth) == nil {
-		from, nonce := evmHex(auth.From), evmHex(auth.Nonce)
-		if from != "" && nonce != "" {
-			return digest("evm-eip3009", network, evmHex(asset), from, nonce)
-		}
-	}
-	return digest("payload", network, string(canonicalJSON(p.Payload)))
+	return digest("svm-transaction", network, string(p.Transaction))
 }
 
 // CAIP2 is a network's CAIP-2 id: v1 names are mapped, anything else is
@@ -90,48 +55,6 @@ func digest(fields ...string) string {
 		h.Write([]byte(f))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// decodeBase64 reads standard or URL-safe base64, padded or not (line
-// breaks are ignored, as in every decoder), or returns nil. A string that
-// more than one of them read decodes to the same bytes in each.
-func decodeBase64(s string) []byte {
-	if s == "" {
-		return nil
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b
-		}
-	}
-	return nil
-}
-
-// evmHex normalises a hex quantity the way an EVM contract reads it:
-// case-insensitive, 0x optional, leading zeros not significant.
-func evmHex(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.TrimPrefix(s, "0x")
-	if t := strings.TrimLeft(s, "0"); t != "" || s == "" {
-		return t
-	}
-	return "0"
-}
-
-// canonicalJSON re-encodes JSON with object members sorted and no spacing
-// (numbers keep their spelling); what is not JSON is returned unchanged.
-func canonicalJSON(b []byte) []byte {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return b
-	}
-	out, err := json.Marshal(v) // maps marshal with sorted keys
-	if err != nil {
-		return b
-	}
-	return out
 }
 
 // Sizes in Solana's wire format: a signature is 64 bytes, a key or a

@@ -1,8 +1,10 @@
 // Package x402 builds x402 payment requirements for the paid deep scan: the v2
 // PaymentRequired object (sent base64-encoded in the PAYMENT-REQUIRED header,
-// and as an MCP tool result) and the v1 body; it reads a payment, compares it
-// with the terms issued, and identifies it by what it moves on chain
-// (PaymentID). Dependency-free so the edge can use it.
+// and as an MCP tool result) and the v1 body; it reads a payment strictly,
+// compares it with the terms issued, identifies it by the transaction it
+// carries (PaymentID) and rebuilds what the facilitator is sent from what
+// it read (Payment.Forward), so the two never differ. Dependency-free so
+// the edge can use it.
 package x402
 
 import (

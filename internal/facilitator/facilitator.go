@@ -20,6 +20,9 @@ import (
 	"time"
 )
 
+// Unsettleable begins the nonce of a token that verifies but never settles.
+const Unsettleable = "unsettleable"
+
 // FeePayer is the fee payer this facilitator advertises for Solana.
 const FeePayer = "FaciLitatorFeePayer1111111111111111111111111"
 
@@ -49,6 +52,14 @@ func Start() *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
+}
+
+// SetStall makes /verify and /settle wait d before answering, from the
+// next call on (0: answer at once).
+func (s *Server) SetStall(d time.Duration) {
+	s.mu.Lock()
+	s.Stall = d
+	s.mu.Unlock()
 }
 
 // Close stops it.
@@ -82,7 +93,9 @@ func (s *Server) CallsWith(path, tx string) int {
 
 // Token builds the test transaction a payment carries: who pays, how much,
 // to whom, and a nonce that makes it unique. A token starting "forged:" is
-// refused as badly signed, "expired:" as a stale transaction.
+// refused as badly signed, "expired:" as a stale transaction; one whose
+// nonce starts with Unsettleable passes /verify and fails /settle, as a
+// transaction spent elsewhere, or whose funds left, between the two does.
 func Token(payer, amount, payTo, nonce string) string {
 	return base64.StdEncoding.EncodeToString([]byte(strings.Join([]string{"test-tx", payer, amount, payTo, nonce}, "|")))
 }
@@ -149,7 +162,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "/settle":
 		tx := c.PaymentPayload.Payload.Transaction
 		s.mu.Lock()
-		if reason == "" && s.settled[tx] {
+		if reason == "" && (s.settled[tx] || unsettleable(tx)) {
 			reason = "invalid_transaction_state" // a transaction lands once
 		}
 		if reason == "" {
@@ -165,6 +178,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+func unsettleable(tx string) bool {
+	raw, _ := base64.StdEncoding.DecodeString(tx)
+	parts := strings.Split(string(raw), "|")
+	return len(parts) == 5 && strings.HasPrefix(parts[4], Unsettleable)
+}
+
+// Settled reports whether transaction tx was settled.
+func (s *Server) Settled(tx string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settled[tx]
 }
 
 func amountOf(r requirement) string {

@@ -365,8 +365,13 @@ func paidDeepScan(t *testing.T, node string) {
 		t.Errorf("the facilitator settled %s, not the payment the client built: %s", sent.PaymentPayload, p.Payload)
 	}
 
-	// A lost answer: the same payment again is the same purchase.
-	resp2, b2 := buyDeepScan(t, svc, s.URL, p.Header, p.Value)
+	// A lost answer: the same payment again, with its receipt, is the same
+	// purchase; without the receipt it is someone else's, refused.
+	receipt := resp.Header.Get("Payment-Receipt")
+	if resp3, b3 := buyDeepScan(t, svc, s.URL, p.Header, p.Value); resp3.StatusCode != 402 || !strings.Contains(string(b3), "payment_already_used") {
+		t.Errorf("the payment again without its receipt: %d %.300s", resp3.StatusCode, b3)
+	}
+	resp2, b2 := buyDeepScan(t, svc, s.URL, p.Header, p.Value, "Payment-Receipt", receipt)
 	if resp2.StatusCode != 200 || !bytes.Equal(b2, b) || resp2.Header.Get(x402.HeaderResponse) != resp.Header.Get(x402.HeaderResponse) || resp2.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("replay: %d, same body %v, same settlement %v, replayed %q", resp2.StatusCode, bytes.Equal(b2, b),
 			resp2.Header.Get(x402.HeaderResponse) == resp.Header.Get(x402.HeaderResponse), resp2.Header.Get("Idempotent-Replayed"))

@@ -46,13 +46,31 @@ type Deps struct {
 	Curated []string // showcase sites chosen by the operator
 	Payment x402.Config
 	Version string
-	// Gateway sells a deep scan of url for the x402 payment (a PaymentPayload
-	// as JSON, nil when none was sent): the HTTP gateway's own logic. base is
-	// the public base URL. It answers as the HTTP gateway would.
-	Gateway func(ctx context.Context, url, base string, payment json.RawMessage) (status int, header map[string]string, body []byte)
+	// Gateway sells a deep scan of url for the x402 payment: the HTTP
+	// gateway's own logic. base is the public base URL. It answers as the
+	// HTTP gateway would.
+	Gateway func(ctx context.Context, url, base string, pay DeepScanPayment) (status int, header map[string]string, body []byte)
 	// Audit records each scan-costing tool call: who, which tool, which sites, outcome.
 	Audit func(ctx context.Context, c identity.Caller, tool string, urls []string, outcome string)
 }
+
+// DeepScanPayment is what a deep_scan call carries in its _meta: the x402
+// PaymentPayload as JSON (nil when none was sent), and what proves that a
+// replay comes from the buyer (the receipt a settled result returned, or
+// the idempotency key the paying call sent).
+type DeepScanPayment struct {
+	Payload        json.RawMessage
+	Receipt        string
+	IdempotencyKey string
+}
+
+// The _meta members of deep_scan beside x402's own.
+const (
+	MetaReceipt        = "agentready/payment-receipt"
+	MetaIdempotencyKey = "agentready/idempotency-key"
+	// MetaReceiptHeader is the gateway's header that carries the receipt.
+	MetaReceiptHeader = "Payment-Receipt"
+)
 
 // Server is the MCP server and its tool catalogue.
 type Server struct {

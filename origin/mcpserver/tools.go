@@ -489,13 +489,20 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 	if s.d.Gateway == nil {
 		return nil, nil, &ToolError{"the paid deep scan is not available on this server"}
 	}
-	var pay json.RawMessage
-	if v, ok := req.Params.GetMeta()["x402/payment"]; ok && v != nil {
-		pay, _ = json.Marshal(v)
+	var pay DeepScanPayment
+	meta := req.Params.GetMeta()
+	if v, ok := meta["x402/payment"]; ok && v != nil {
+		pay.Payload, _ = json.Marshal(v)
 	}
+	pay.Receipt, _ = meta[MetaReceipt].(string)
+	pay.IdempotencyKey, _ = meta[MetaIdempotencyKey].(string)
 	status, header, body := s.d.Gateway(ctx, u, baseOf(req), pay)
 	if s.d.Audit != nil {
-		s.d.Audit(ctx, callerOf(req), req.Params.Name, []string{u}, fmt.Sprint(status))
+		outcome := fmt.Sprint(status)
+		if header[MetaReceiptHeader] != "" {
+			outcome += " settled" // this call paid: the audit log matches the facilitator's settlements
+		}
+		s.d.Audit(ctx, callerOf(req), req.Params.Name, []string{u}, outcome)
 	}
 	switch {
 	case status == http.StatusPaymentRequired:
@@ -538,6 +545,9 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 				var settled map[string]any
 				if json.Unmarshal(raw, &settled) == nil {
 					out.Meta = mcp.Meta{"x402/payment-response": settled}
+				}
+				if receipt := header[MetaReceiptHeader]; receipt != "" {
+					out.Meta[MetaReceipt] = receipt
 				}
 			}
 		}
