@@ -36,6 +36,8 @@ FUZZ_TARGETS := \
 	./origin/browser:FuzzParseTool \
 	./edge:FuzzReportPage \
 	./edge:FuzzEscape \
+	./edge/mdtext:FuzzMarkdownEscape \
+	./edge/mdtext:FuzzInertJSON \
 	./webhook:FuzzVerify \
 	./edge/x402:FuzzDecodePayment \
 	./edge/x402:FuzzDuplicateNames \

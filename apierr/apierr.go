@@ -36,6 +36,7 @@ const (
 
 	PaymentRequired      Code = "payment_required"
 	InsufficientScope    Code = "insufficient_scope"
+	CrossSiteRequest     Code = "cross_site_request"
 	NotFound             Code = "not_found"
 	MethodNotAllowed     Code = "method_not_allowed"
 	RequestTimeout       Code = "request_timeout"
@@ -103,6 +104,7 @@ var catalog = map[Code]info{
 	InvalidToken:                {401, "Unauthorized"},
 	PaymentRequired:             {402, "Payment required"},
 	InsufficientScope:           {403, "Forbidden"},
+	CrossSiteRequest:            {403, "Cross-site request"},
 	NotFound:                    {404, "Not found"},
 	MethodNotAllowed:            {405, "Method not allowed"},
 	RequestTimeout:              {408, "Request timeout"},

@@ -21,7 +21,11 @@ sudo=
 
 # 1. tools
 missing=
-command -v docker >/dev/null || missing="$missing docker.io"
+# A docker client alone (without dockerd, e.g. a CLI-only install) needs
+# the daemon too, unless one answers already.
+if ! command -v docker >/dev/null || { ! command -v dockerd >/dev/null && ! docker version >/dev/null 2>&1; }; then
+	missing="$missing docker.io"
+fi
 command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing="$missing docker-compose"
 command -v debootstrap >/dev/null || missing="$missing debootstrap"
 if [ -n "$missing" ]; then
@@ -38,10 +42,15 @@ cleanup() {
 	status=$?
 	# The scenario removes its composition itself; this catches an interrupted run.
 	for id in $(docker ps -aq --filter label=com.docker.compose.project=agentready-deploytest 2>/dev/null) \
-		$(docker ps -aq --filter name=agentready-deploytest-cold 2>/dev/null); do
-		docker rm -f "$id" >/dev/null 2>&1 || true
+		$(docker ps -aq --filter name=agentready-deploytest-cold 2>/dev/null) \
+		$(docker ps -aq --filter name=agentready-deploytest-warn 2>/dev/null); do
+		docker rm -f -v "$id" >/dev/null 2>&1 || true
 	done
+	docker rmi -f agentready-deploytest-context:latest >/dev/null 2>&1 || true
 	docker network rm agentready-deploytest_default >/dev/null 2>&1 || true
+	for v in $(docker volume ls -q --filter label=com.docker.compose.project=agentready-deploytest 2>/dev/null); do
+		docker volume rm "$v" >/dev/null 2>&1 || true
+	done
 	if [ -n "$dockerd_pid" ]; then
 		say "stopping the dockerd this test started (pid $dockerd_pid)"
 		$sudo kill -TERM "$dockerd_pid" 2>/dev/null || true

@@ -68,7 +68,10 @@ docker build -t agentready-systemd-test:latest "$work" >"$work/build.log" 2>&1 |
 
 docker network create ar-systemd >/dev/null
 docker run -d --name ar-systemd-kit --network ar-systemd --network-alias site.agentready.test agentready-testkit:latest >/dev/null
-docker run -d --name ar-systemd-redis --network ar-systemd --network-alias redis agentready-redis:latest >/dev/null
+# Without a password, on this test's own network: the image's protected mode
+# would refuse the unit's connections from another container.
+docker run -d --name ar-systemd-redis --network ar-systemd --network-alias redis agentready-redis:latest \
+	redis-server --bind 0.0.0.0 --protected-mode no --dir /data >/dev/null
 docker run -d --name ar-systemd --network ar-systemd --cap-add SYS_ADMIN --security-opt seccomp=unconfined \
 	--security-opt apparmor=unconfined --cgroupns=host -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
 	--tmpfs /run --tmpfs /run/lock agentready-systemd-test:latest >/dev/null || die "systemd did not start in a container here"

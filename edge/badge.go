@@ -92,9 +92,13 @@ func (h *Handler) renderBadge(r *http.Request, target, style, format string) []b
 	return append([]byte(head+"\n\n"), body...)
 }
 
-// badgeScore takes the score from the edge cache, else from the origin (whose
-// scan cache makes repeats free). Misses count against a per-address badge
-// allowance, so badges cannot be used as free scans.
+// badgeScore takes the score from the edge cache, else the site's latest
+// stored outcome from the origin (GET /api/latest: its history, whoever
+// scanned it, for free), and scans only a site that was never scanned. That
+// scan is a scan like any other: it spends one of the caller's daily scans,
+// so badges are not a way around the allowance (the report it makes is
+// readable at /api/report like any scan's). Misses also count against a
+// per-address badge allowance, which bounds what badges cost the origin.
 func (h *Handler) badgeScore(r *http.Request, target string) badgeScore {
 	key := "badge:" + strings.ToLower(target)
 	if b, ok := h.p.CacheGet(key); ok {
@@ -104,17 +108,24 @@ func (h *Handler) badgeScore(r *http.Request, target string) badgeScore {
 		}
 	}
 	ip := h.p.ClientIP(r)
-	d, err := h.p.Allow(r.Context(), "badge:"+ip, h.cfg.BadgeDaily, day, 1)
+	caller := identity.Caller{Tier: identity.Anonymous, Subject: h.addressKey(ip)}
+	d, err := h.p.Allow(r.Context(), "badge:"+caller.Subject, h.cfg.BadgeDaily, day, 1)
 	if err != nil || !d.Allowed {
 		return badgeScore{Unknown: "try later"}
 	}
-	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/scan?format=json&url="+url.QueryEscape(target), nil)
-	for k, v := range identity.Sign(h.cfg.IdentitySecret, identity.Caller{Tier: identity.Anonymous, Subject: ip}, ip, http.MethodGet, "/api/scan", h.p.Now()) {
-		req.Header.Set(k, v)
+	sc, stored := h.latestScore(r, target, caller, ip)
+	if stored {
+		h.keepBadge(key, sc, badgeTTL)
+		return sc
 	}
+	if d, err := h.p.Allow(r.Context(), "scan:"+caller.Key(), h.cfg.Allowances.For(identity.Anonymous), day, 1); err != nil || !d.Allowed {
+		return badgeScore{Unknown: "not scanned"} // not kept: another caller may have scans left
+	}
+	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/scan?format=json&url="+url.QueryEscape(target), nil)
+	h.signFetch(req, caller, ip)
 	req.Header.Set("Accept", "application/json")
 	resp, err := h.p.Fetch(r.Context(), req)
-	sc := badgeScore{Unknown: "unknown"}
+	sc = badgeScore{Unknown: "unknown"}
 	ttl := 60 * time.Second
 	if err == nil {
 		defer resp.Body.Close()
@@ -137,10 +148,39 @@ func (h *Handler) badgeScore(r *http.Request, target string) badgeScore {
 			sc.Unknown = "unreachable"
 		}
 	}
+	h.keepBadge(key, sc, ttl)
+	return sc
+}
+
+func (h *Handler) keepBadge(key string, sc badgeScore, ttl time.Duration) {
 	if b, err := json.Marshal(sc); err == nil {
 		h.p.CachePut(key, b, ttl)
 	}
-	return sc
+}
+
+// latestScore asks the origin for the site's latest stored outcome; stored
+// is false when it has none (or did not answer).
+func (h *Handler) latestScore(r *http.Request, target string, caller identity.Caller, ip string) (sc badgeScore, stored bool) {
+	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/latest?url="+url.QueryEscape(target), nil)
+	h.signFetch(req, caller, ip)
+	req.Header.Set("Accept", "application/json")
+	resp, err := h.p.Fetch(r.Context(), req)
+	if err != nil {
+		return badgeScore{}, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return badgeScore{}, false
+	}
+	var latest struct {
+		Score     int    `json:"score"`
+		Level     int    `json:"level"`
+		LevelName string `json:"levelName"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&latest) != nil {
+		return badgeScore{}, false
+	}
+	return badgeScore{Score: latest.Score, Level: latest.Level, LevelName: latest.LevelName}, true
 }
 
 // cachedFromOrigin serves documents the origin generates (openapi.json, the
@@ -185,7 +225,7 @@ func (h *Handler) cachedFromOrigin(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Access-Control-Allow-Origin", "*")
-	hdr.Set("Cache-Control", "public, max-age=300")
+	h.cacheFor(hdr, 300, r.URL.Path != "/openapi.json") // the server card names its URLs by the Host
 	hdr.Set("ETag", tag)
 	if strings.Contains(r.Header.Get("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)

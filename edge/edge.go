@@ -61,7 +61,10 @@ type Config struct {
 	Allowances        identity.Allowances // AGENTREADY_FREE_DAILY, _TOKEN_DAILY, _KEY_DAILY
 	TokenMintsPerHour int                 // per client address (AGENTREADY_TOKEN_MINTS_HOURLY, 10)
 	BadgeDaily        int                 // badge requests that reach the origin, per address a day (500)
-	Payment           x402.Config         // AGENTREADY_PAYTO
+	// IPv6Prefix is how much of an IPv6 client address every per-address
+	// limit keys on (AGENTREADY_IPV6_PREFIX, 64; 128 for the whole address).
+	IPv6Prefix int
+	Payment    x402.Config // AGENTREADY_PAYTO
 }
 
 // ParseAPIKeys reads "name:sha256hex,name:sha256hex".
@@ -89,7 +92,7 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 // environment (internal/stack passes exactly these to the wasip1 module).
 var EnvKeys = []string{"AGENTREADY_BASE_URL", "AGENTREADY_TOKEN_KEYS", "AGENTREADY_API_KEYS", "AGENTREADY_EDGE_SECRET",
 	"AGENTREADY_FREE_DAILY", "AGENTREADY_TOKEN_DAILY", "AGENTREADY_KEY_DAILY", "AGENTREADY_TOKEN_MINTS_HOURLY",
-	"AGENTREADY_BADGE_DAILY", "AGENTREADY_PAYTO", "AGENTREADY_FEE_PAYER", "AGENTREADY_X402_NETWORK", "AGENTREADY_PRICE"}
+	"AGENTREADY_BADGE_DAILY", "AGENTREADY_PAYTO", "AGENTREADY_FEE_PAYER", "AGENTREADY_X402_NETWORK", "AGENTREADY_PRICE", "AGENTREADY_IPV6_PREFIX"}
 
 // ConfigError names the setting that stopped the edge from starting.
 type ConfigError struct {
@@ -138,6 +141,14 @@ func FromEnv(get func(string) string) (Config, error) {
 	c.Allowances = identity.Allowances{Anonymous: num("AGENTREADY_FREE_DAILY", d.Anonymous), Token: num("AGENTREADY_TOKEN_DAILY", d.Token), APIKey: num("AGENTREADY_KEY_DAILY", d.APIKey)}
 	c.TokenMintsPerHour = num("AGENTREADY_TOKEN_MINTS_HOURLY", 10)
 	c.BadgeDaily = num("AGENTREADY_BADGE_DAILY", 500)
+	c.IPv6Prefix = identity.DefaultIPv6Prefix
+	if v := get("AGENTREADY_IPV6_PREFIX"); v != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(v, "/"))
+		if err != nil || n < 32 || n > 128 {
+			return c, &ConfigError{"AGENTREADY_IPV6_PREFIX", fmt.Errorf("%q: want the prefix length limits key IPv6 clients on, 32 to 128 (64, the default, is one subscriber's block)", v)}
+		}
+		c.IPv6Prefix = n
+	}
 	return c, nil
 }
 
@@ -211,6 +222,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.cachedFromOrigin(w, r)
 	case "/api/scan":
 		h.forward(w, r, 1)
+	case "/metrics":
+		// The origin's counters are the operator's, on AGENTREADY_METRICS_ADDR:
+		// never asked for on anyone's behalf, whatever the origin behind answers.
+		writeError(w, apierr.NotFound, "No endpoint at this path; see /openapi.json for the API.")
 	default:
 		cost := 0 // API answers show the caller's allowance without spending it
 		if !strings.HasPrefix(path, "/api/") {
@@ -247,7 +262,13 @@ func (h *Handler) caller(w http.ResponseWriter, r *http.Request) (identity.Calle
 		}
 		return identity.Caller{}, false
 	}
-	return identity.Caller{Tier: identity.Anonymous, Subject: h.p.ClientIP(r)}, true
+	return identity.Caller{Tier: identity.Anonymous, Subject: h.addressKey(h.p.ClientIP(r))}, true
+}
+
+// addressKey is what every per-address limit keys on: the address, or an
+// IPv6 address's block (identity.AddressKey).
+func (h *Handler) addressKey(ip string) string {
+	return identity.AddressKey(ip, h.cfg.IPv6Prefix)
 }
 
 // challenge answers a refused bearer token (401) or one without the scope (403).

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -145,7 +146,7 @@ func TestForwardedIdentityVerifiesOnTheNormalisedPath(t *testing.T) {
 	p := &fakePlatform{}
 	h := New(Config{IdentitySecret: []byte("secret")}, forwardHeaders{p, &sent})
 	serve(h, "POST", "//api/mcp", `{}`, "Content-Type", "application/json")
-	_, _, ok := identity.Verify([]byte("secret"), sent.Get, "POST", "/api/mcp", p.Now())
+	_, _, _, ok := identity.Verify([]byte("secret"), sent.Get, identity.Request{Method: "POST", Path: "/api/mcp", Body: []byte(`{}`)}, p.Now())
 	if !ok {
 		t.Errorf("the identity does not verify for /api/mcp: %v", sent)
 	}
@@ -385,5 +386,69 @@ func TestRenderedDocumentsBounded(t *testing.T) {
 	rendered.Range(func(any, any) bool { n++; return true })
 	if n > maxRendered {
 		t.Errorf("%d documents kept, bound %d", n, maxRendered)
+	}
+}
+
+// HEAD /api/scan is a scan (the origin answers it by doing the GET's work),
+// so it costs what GET costs; only methods that do no work are free.
+func TestHeadScanIsCharged(t *testing.T) {
+	p := &fakePlatform{}
+	h := New(Config{Allowances: identity.Allowances{Anonymous: 2, Token: 2, APIKey: 2}}, p)
+	for i, want := range []int{299, 299, 429} {
+		w := serve(h, "HEAD", "/api/scan?format=json&fresh=1&url=example.com", "")
+		if w.Code != want {
+			t.Errorf("HEAD scan %d: %d, want %d", i+1, w.Code, want)
+		}
+	}
+	if p.charged != 3 || len(p.forwarded) != 2 {
+		t.Errorf("three HEAD scans: %d charged, %d forwarded", p.charged, len(p.forwarded))
+	}
+	if w := serve(h, "OPTIONS", "/api/scan?url=example.com", ""); p.charged != 3 {
+		t.Errorf("OPTIONS was charged: %d", w.Code)
+	}
+}
+
+// A browser page of another site cannot spend a visitor's anonymous
+// allowance, by the API (GET, HEAD, POST) or by the report page's form: one
+// rule (Sec-Fetch-Site, else Origin). A caller with its own credentials
+// spends its own allowance, and requests without browser headers (curl, an
+// agent) or from this service's own pages pass.
+func TestCrossSiteRequestsDoNotSpendTheVisitorsAllowance(t *testing.T) {
+	keySum := sha256.Sum256([]byte("key-1"))
+	for _, c := range []struct {
+		name, method, target string
+		hdr                  []string
+		status               int
+	}{
+		{"GET, another site's Origin", "GET", "/api/scan?url=example.com", []string{"Origin", "https://evil.example"}, 403},
+		{"HEAD, Sec-Fetch-Site cross-site", "HEAD", "/api/scan?url=example.com", []string{"Sec-Fetch-Site", "cross-site"}, 403},
+		{"GET, a sibling host", "GET", "/api/scan?url=example.com", []string{"Sec-Fetch-Site", "same-site", "Origin", "https://www.example.com"}, 403},
+		{"POST, an opaque origin", "POST", "/api/scan", []string{"Origin", "null", "Content-Type", "application/json"}, 403},
+		{"the report page's form from another site", "POST", "/report?url=example.com", []string{"Origin", "https://evil.example"}, 403},
+		{"the report page's form, Sec-Fetch-Site only", "POST", "/report?url=example.com", []string{"Sec-Fetch-Site", "cross-site"}, 403},
+		{"GET with an API key, another site's Origin", "GET", "/api/scan?url=example.com", []string{"Origin", "https://app.example", "X-API-Key", "key-1"}, 299},
+		{"GET from this service's page", "GET", "/api/scan?url=example.com", []string{"Sec-Fetch-Site", "same-origin", "Origin", "https://evil.example"}, 299},
+		{"GET, its own Origin", "GET", "/api/scan?url=example.com", []string{"Origin", "http://example.com"}, 299},
+		{"GET, no browser headers", "GET", "/api/scan?url=example.com", nil, 299},
+	} {
+		p := &fakePlatform{}
+		h := New(Config{APIKeys: []APIKey{{Name: "acme", Hash: keySum}}}, p)
+		w := serve(h, c.method, c.target, `{"url":"example.com"}`, c.hdr...)
+		if w.Code != c.status {
+			t.Errorf("%s: %d, want %d %s", c.name, w.Code, c.status, w.Body.String())
+		}
+		if c.status == 403 {
+			if p.charged != 0 || len(p.forwarded) != 0 {
+				t.Errorf("%s: %d charged, %d forwarded", c.name, p.charged, len(p.forwarded))
+			}
+			if strings.Contains(w.Body.String(), "evil.example") {
+				t.Errorf("%s: the answer echoes the Origin: %s", c.name, w.Body.String())
+			}
+			if c.method != "POST" || !strings.HasPrefix(c.target, "/report") {
+				if e := envelopeOf(t, w); e.Code != apierr.CrossSiteRequest {
+					t.Errorf("%s: code %q", c.name, e.Code)
+				}
+			}
+		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentready/agentready/apierr"
@@ -65,13 +67,19 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, cost int) {
 		refused.write(w)
 		return
 	}
-	if cost > 0 && r.Method != http.MethodGet && r.Method != http.MethodPost {
-		cost = 0 // HEAD, OPTIONS and wrong methods do not scan
+	if cost > 0 && r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
+		cost = 0 // OPTIONS and wrong methods do not scan
 	}
+	// HEAD costs what GET costs: the origin answers it by doing the GET's
+	// work (a scan), so it is one.
 	if cost > 0 {
 		if refused = checkScan(r, body); refused != nil {
 			cost = 0
 		}
+	}
+	if cost > 0 && c.Tier == identity.Anonymous && h.crossSite(r) {
+		writeError(w, apierr.CrossSiteRequest, crossSiteMessage(h.base(r)))
+		return
 	}
 	var respHeaders http.Header
 	if cost >= 0 {
@@ -103,10 +111,55 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, cost int) {
 		r.Header.Del(k)
 	}
 	reqHeaders := http.Header{}
-	for k, v := range identity.Sign(h.cfg.IdentitySecret, c, h.p.ClientIP(r), r.Method, r.URL.Path, h.p.Now()) {
+	signed := identity.Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: body}
+	for k, v := range identity.Sign(h.cfg.IdentitySecret, c, h.p.ClientIP(r), signed, h.p.Now()) {
 		reqHeaders.Set(k, v)
 	}
 	h.p.Forward(w, r, reqHeaders, respHeaders)
+}
+
+// signFetch signs a request the edge itself sends the origin (a badge's
+// score, a page's report) for caller, seen at ip: over its method, path and
+// query as they go out, without a body.
+func (h *Handler) signFetch(req *http.Request, caller identity.Caller, ip string) {
+	signed := identity.Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery}
+	for k, v := range identity.Sign(h.cfg.IdentitySecret, caller, ip, signed, h.p.Now()) {
+		req.Header.Set(k, v)
+	}
+}
+
+// crossSite reports a request a browser sent on behalf of a page of another
+// site: Sec-Fetch-Site says so (cross-site, or same-site: another host of
+// the same registrable domain), or, from browsers that do not send it, an
+// Origin other than this service's (an opaque "null" origin included).
+// Such a request must not spend the visitor's allowance: an anonymous
+// caller's allowance is its address's, shared with whoever browses from
+// it, so one rule covers the API's GET and HEAD, and the report page's form.
+func (h *Handler) crossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return true
+	case "same-origin", "none":
+		return false
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" {
+		return true
+	}
+	own := r.Host
+	if b, err := url.Parse(h.cfg.BaseURL); err == nil && b.Host != "" {
+		own = b.Host
+	}
+	return !strings.EqualFold(u.Host, own)
+}
+
+func crossSiteMessage(base string) string {
+	return "A page on another site asked for this scan, which would spend your free allowance: open " + base +
+		"/ and scan there, or call the API from your own code (with a token from POST /api/agent/token or an API key when a browser page calls it)."
 }
 
 // overAllowance answers a scan over the caller's daily allowance. With a

@@ -174,9 +174,9 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	md := acceptsMarkdown(r)
 	hdr := w.Header()
 	hdr.Set("Vary", "Accept")
-	hdr.Set("X-Content-Type-Options", "nosniff")
+	pageHeaders(hdr)
 	if target == "" {
-		http.Redirect(w, r, base+"/", http.StatusSeeOther)
+		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return true
 	}
 	if md {
@@ -215,7 +215,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 		}
 	}
 	if status == http.StatusOK {
-		hdr.Set("Cache-Control", "public, max-age=10")
+		h.cacheFor(hdr, 10, true) // the canonical URL, the JSON-LD and the badge snippets are absolute
 	} else {
 		hdr.Set("Cache-Control", "no-store")
 	}
@@ -243,9 +243,7 @@ func (h *Handler) cachedReport(r *http.Request, target string, reload bool) (*pa
 	if !ok || reload {
 		ip := h.p.ClientIP(r)
 		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/report?url="+url.QueryEscape(target), nil)
-		for k, v := range identity.Sign(h.cfg.IdentitySecret, identity.Caller{Tier: identity.Anonymous, Subject: ip}, ip, http.MethodGet, "/api/report", h.p.Now()) {
-			req.Header.Set(k, v)
-		}
+		h.signFetch(req, identity.Caller{Tier: identity.Anonymous, Subject: h.addressKey(ip)}, ip)
 		req.Header.Set("Accept", "application/json")
 		resp, err := h.p.Fetch(r.Context(), req)
 		if err != nil {
@@ -307,6 +305,8 @@ func inlineCode(s string) string {
 	return b.String()
 }
 
+// reportURL is the report page of site: absolute under base (canonical
+// URLs, JSON-LD, badge snippets), relative with base "" (links and forms).
 func reportURL(base, site string) string { return base + "/report?url=" + url.QueryEscape(site) }
 
 // displayHost is the site as a person names it: without scheme or a bare slash.
@@ -316,18 +316,18 @@ func displayHost(u string) string {
 }
 
 // siteHeader is the header of every page (edge/site/index.html and
-// docs.html carry the same markup).
-func siteHeader(base string) string {
-	return `<header class="top"><nav aria-label="Site"><a class="brand" href="` + base + `/"><img src="` + base + `/assets/icon.svg" alt="" width="28" height="28">agentready</a><span class="links"><a href="` + base + `/how-we-score">How we score</a> <a href="` + base + `/showcase">Showcase</a> <a href="` + base + `/docs">Docs</a> <a href="` + base + `/openapi.json">API</a> <a href="` + base + `/llms.txt">llms.txt</a></span></nav></header>
+// docs.html carry the same markup). Links, images, scripts and stylesheets
+// of the pages are relative: without AGENTREADY_BASE_URL the base is the
+// request's Host, which must never choose where a page loads code from.
+const siteHeader = `<header class="top"><nav aria-label="Site"><a class="brand" href="/"><img src="/assets/icon.svg" alt="" width="28" height="28">agentready</a><span class="links"><a href="/how-we-score">How we score</a> <a href="/showcase">Showcase</a> <a href="/docs">Docs</a> <a href="/openapi.json">API</a> <a href="/llms.txt">llms.txt</a></span></nav></header>
 `
-}
 
-func siteFooter(base string) string {
-	return `<footer><p><img src="` + base + `/assets/icon.svg" alt="" width="16" height="16"> agentready · <a href="` + base + `/feed.xml">Changelog</a> · <a href="` + base + `/sitemap.xml">Sitemap</a> · <a href="` + base + `/llms.txt">llms.txt</a></p></footer>
+const siteFooter = `<footer><p><img src="/assets/icon.svg" alt="" width="16" height="16"> agentready · <a href="/feed.xml">Changelog</a> · <a href="/sitemap.xml">Sitemap</a> · <a href="/llms.txt">llms.txt</a></p></footer>
 `
-}
 
-func pageHead(b *strings.Builder, base, title, desc, canonical, jsonLD string) {
+// pageHead starts a page; canonical and jsonLD are absolute (they name the
+// page to machines), everything the page loads is relative.
+func pageHead(b *strings.Builder, title, desc, canonical, jsonLD string) {
 	put(b, `<!doctype html>
 <html lang="en">
 <head>
@@ -338,15 +338,15 @@ func pageHead(b *strings.Builder, base, title, desc, canonical, jsonLD string) {
 <meta name="description" content="`, esc(desc), `">
 <link rel="canonical" href="`, esc(canonical), `">
 <link rel="alternate" type="text/markdown" href="`, esc(canonical), `">
-<link rel="icon" href="`, base, `/favicon.ico" sizes="16x16 32x32 48x48">
-<link rel="icon" href="`, base, `/assets/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="`, base, `/assets/app.css">
+<link rel="icon" href="/favicon.ico" sizes="16x16 32x32 48x48">
+<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/app.css">
 <script type="application/ld+json">`, jsonLD, `</script>
-<script src="`, base, `/assets/app.js" defer></script>
+<script src="/assets/app.js" defer></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to the content</a>
-`, siteHeader(base))
+`, siteHeader)
 }
 
 // ldJSON marshals v for a script element: "</script>" cannot occur in it
@@ -356,8 +356,8 @@ func ldJSON(v any) string {
 	return string(b)
 }
 
-func scanForm(b *strings.Builder, base, value string) {
-	put(b, `<form id="scan" class="scan" action="`, base, `/report" method="get" role="search">
+func scanForm(b *strings.Builder, value string) {
+	put(b, `<form id="scan" class="scan" action="/report" method="get" role="search">
 <label for="scan-url">Website to scan</label>
 <div class="row"><input id="scan-url" name="url" type="text" inputmode="url" autocomplete="url" placeholder="example.com" required value="`, esc(value), `"><button type="submit">Scan</button></div>
 </form>
@@ -384,25 +384,25 @@ func reportHTML(base, target string, rep *pageReport, note, filter string) []byt
 		ld["dateModified"] = rep.Timestamp.UTC().Format(time.RFC3339)
 		ld["about"] = map[string]string{"@type": "WebSite", "url": rep.URL}
 	}
-	pageHead(&b, base, title, desc, canonical, ldJSON(ld))
+	pageHead(&b, title, desc, canonical, ldJSON(ld))
 	put(&b, `<main id="main" class="report" data-site="`, esc(site), `">
 <div class="head">
 <h1><span class="kicker">Agent readiness of</span> <span class="host">`, esc(host), `</span></h1>
 `)
-	scanForm(&b, base, target)
+	scanForm(&b, target)
 	put(&b, `</div>
 <div id="result" class="result">
 `)
 	if rep == nil {
 		put(&b, `<p class="note" role="status">`, esc(note), `</p>
-<form id="scan-now" method="post" action="`, esc(reportURL(base, target)), `"><button type="submit">Scan `, esc(displayHost(target)), ` now</button> <span class="muted">(one scan of your daily allowance)</span></form>
+<form id="scan-now" method="post" action="`, esc(reportURL("", target)), `"><button type="submit">Scan `, esc(displayHost(target)), ` now</button> <span class="muted">(one scan of your daily allowance)</span></form>
 `)
 	} else {
 		writeReportBody(&b, base, rep, filter)
 	}
 	put(&b, `</div>
 </main>
-`, siteFooter(base), `</body>
+`, siteFooter, `</body>
 </html>
 `)
 	return []byte(b.String())
@@ -422,7 +422,8 @@ func prettyDetails(s string) string {
 	return string(b)
 }
 
-// mdLine keeps a site's text on one list line.
+// mdLine keeps our own text on one list line; text a site chose goes
+// through mdtext, which also makes it inert.
 func mdLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // put writes parts in order. The pages are written with it rather than with

@@ -113,7 +113,7 @@ func scoringHTML(base string, _ Config) []byte {
 	canonical := base + "/how-we-score"
 	title := "How agentready scores a website"
 	desc := "The 48 checks of the agentready scan in four levels, what each looks for, how its verdict is decided and how to fix it."
-	pageHead(&b, base, title, desc, canonical, ldJSON(map[string]any{"@context": "https://schema.org", "@type": "TechArticle", "headline": title,
+	pageHead(&b, title, desc, canonical, ldJSON(map[string]any{"@context": "https://schema.org", "@type": "TechArticle", "headline": title,
 		"description": desc, "url": canonical, "isPartOf": map[string]string{"@type": "WebSite", "name": "agentready", "url": base + "/"}}))
 	put(&b, `<main id="main">
 <h1>`, title, `</h1>
@@ -125,7 +125,7 @@ func scoringHTML(base string, _ Config) []byte {
 		put(&b, "<li>", esc(line), "</li>\n")
 	}
 	put(&b, `</ul>
-<p><a href="`, base, `/">Scan a website</a> · <a href="`, base, `/showcase">See the best-scoring sites</a> · <a href="`, base, `/docs">Read the documentation</a></p>
+<p><a href="/">Scan a website</a> · <a href="/showcase">See the best-scoring sites</a> · <a href="/docs">Read the documentation</a></p>
 `)
 	for _, l := range cat.Levels {
 		put(&b, `<section class="level" id="level-`, strconv.Itoa(l.Number), `">
@@ -148,7 +148,7 @@ func scoringHTML(base string, _ Config) []byte {
 		put(&b, "</ul>\n</section>\n")
 	}
 	put(&b, `</main>
-`, siteFooter(base), `</body>
+`, siteFooter, `</body>
 </html>
 `)
 	return []byte(b.String())

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentready/agentready/edge/mdtext"
 )
 
 // The report's body, as the edge renders it for /report?url=… (app.js draws
@@ -75,11 +77,11 @@ func dateTime(t time.Time) string {
 func writeReportBody(b *strings.Builder, base string, rep *pageReport, filter string) {
 	put(b, `<div class="first">
 `)
-	writeSummary(b, base, rep)
-	writeFixNext(b, base, rep)
+	writeSummary(b, rep)
+	writeFixNext(b, rep)
 	put(b, "</div>\n")
 	writeChanges(b, rep)
-	writeChecks(b, base, rep, filter)
+	writeChecks(b, rep, filter)
 	writeSignals(b, rep)
 	writeBadges(b, base, rep.URL)
 }
@@ -90,7 +92,7 @@ func gaugeLevel(n int) string { return "lv" + strconv.Itoa(max(0, min(3, n))) }
 // writeSummary: the gauge (an SVG ring, the number and grade as text), the
 // level reached with the ladder, and the site's thumbnail (shown by app.js
 // once the origin has a screenshot; nothing when it has none).
-func writeSummary(b *strings.Builder, base string, rep *pageReport) {
+func writeSummary(b *strings.Builder, rep *pageReport) {
 	s := rep.Score
 	v := max(0, min(100, s.Value))
 	put(b, `<section class="card summary" aria-labelledby="summary-h">
@@ -108,11 +110,11 @@ func writeSummary(b *strings.Builder, base string, rep *pageReport) {
 	}
 	put(b, `<p class="tally">`, strconv.Itoa(s.Passed), ` passed · `, strconv.Itoa(s.Partial), ` partial · `, strconv.Itoa(s.Failed), ` failed · `, strconv.Itoa(s.NA), ` not applicable, of `, strconv.Itoa(s.Total), ` checks</p>
 <p class="when">Scanned `, dateTime(rep.Timestamp), `</p>
-<form method="post" action="`, esc(reportURL(base, rep.URL)), `&amp;fresh=1"><button type="submit" id="rescan" class="quiet" data-url="`, esc(rep.URL), `">Scan again</button></form>
+<form method="post" action="`, esc(reportURL("", rep.URL)), `&amp;fresh=1"><button type="submit" id="rescan" class="quiet" data-url="`, esc(rep.URL), `">Scan again</button></form>
 </div>
 `)
 	writeLadder(b, rep)
-	shot := base + "/api/screenshot?url=" + url.QueryEscape(rep.URL)
+	shot := "/api/screenshot?url=" + url.QueryEscape(rep.URL)
 	put(b, `<figure id="shot" class="shot" hidden data-src="`, esc(shot), `"><a href="`, esc(shot), `"></a><figcaption>`, esc(displayHost(rep.URL)), ` as our browser saw it (opens full size)</figcaption></figure>
 </div>
 </section>
@@ -148,7 +150,7 @@ func writeLadder(b *strings.Builder, rep *pageReport) {
 		if state != "" {
 			state = `<span class="ls">, ` + state + `</span>`
 		}
-		put(b, `<span class="lc">`, strconv.Itoa(l.Passed), ` of `, strconv.Itoa(applicable), `<span class="lw"> passed</span>`, state, `</span><span class="bar" aria-hidden="true"><span style="width:`, strconv.Itoa(min(100, pct)), `%"></span></span></li>
+		put(b, `<span class="lc">`, strconv.Itoa(l.Passed), ` of `, strconv.Itoa(applicable), `<span class="lw"> passed</span>`, state, `</span><svg class="bar" aria-hidden="true" focusable="false"><rect width="`, strconv.Itoa(min(100, pct)), `%" height="100%" rx="4"/></svg></li>
 `)
 	}
 	put(b, "</ol>\n")
@@ -157,7 +159,7 @@ func writeLadder(b *strings.Builder, rep *pageReport) {
 // writeFixNext shows the first steps of engine/advice's plan, as the origin
 // sends it with /api/report: each with its effort, what it counts toward and
 // its starter, visible and copyable without opening anything.
-func writeFixNext(b *strings.Builder, base string, rep *pageReport) {
+func writeFixNext(b *strings.Builder, rep *pageReport) {
 	if rep.Plan == nil {
 		return // a report read from /api/scan carries no plan
 	}
@@ -214,7 +216,7 @@ func writeFixNext(b *strings.Builder, base string, rep *pageReport) {
 	}
 	put(b, "</ol>\n")
 	if more := len(p.Steps) - fixNextSteps; more > 0 {
-		link := esc(reportURL(base, rep.URL))
+		link := esc(reportURL("", rep.URL))
 		put(b, `<p class="more">`, plural(more, "more fix", "more fixes"), ` among the <a href="`, link, `&amp;filter=failed#checks">failed</a> and <a href="`, link, `&amp;filter=partial#checks">partial</a> checks.</p>
 `)
 	}
@@ -329,7 +331,7 @@ func writeSparkline(b *strings.Builder, hist []pagePoint) {
 // the filter as links (?filter=, rendered here, so it works without
 // JavaScript; app.js applies it in place). Filtered-out rows stay in the
 // page, hidden.
-func writeChecks(b *strings.Builder, base string, rep *pageReport, filter string) {
+func writeChecks(b *strings.Builder, rep *pageReport, filter string) {
 	show := filterStatus(filter)
 	counts := map[string]int{}
 	for _, c := range rep.Checks {
@@ -340,7 +342,7 @@ func writeChecks(b *strings.Builder, base string, rep *pageReport, filter string
 <h2 id="checks-h">Checks</h2>
 <p id="progress" class="progress" role="status" aria-live="polite">`, strconv.Itoa(n), ` of `, strconv.Itoa(n), ` checks done.</p>
 <nav class="filters" aria-label="Show checks">`)
-	link := esc(reportURL(base, rep.URL))
+	link := esc(reportURL("", rep.URL))
 	for _, f := range checkFilters {
 		c := n
 		if f.status != "" {
@@ -472,14 +474,18 @@ func writeCheck(b *strings.Builder, c pageCheck, site, rule string, hidden bool)
 		}
 	}
 	if c.Details != "" {
-		put(b, `<div class="snippet"><p><strong>Evidence:</strong></p><pre><code>`, esc(prettyDetails(c.Details)), `</code></pre><button type="button" class="copy">Copy</button></div>
+		put(b, `<div class="snippet"><p><strong>Evidence:</strong></p><pre><code>`, esc(mdtext.Visible(prettyDetails(c.Details))), `</code></pre><button type="button" class="copy">Copy</button></div>
 `)
 	}
 	put(b, "</div></details></li>\n")
 }
 
+// writeBadges offers the badge to embed elsewhere: the snippets' URLs are
+// absolute, the preview's relative (app.js restyles both by replacing the
+// preview's URL, a suffix of the snippets').
 func writeBadges(b *strings.Builder, base, site string) {
-	img := base + "/api/badge?url=" + url.QueryEscape(site)
+	preview := "/api/badge?url=" + url.QueryEscape(site)
+	img := base + preview
 	link := reportURL(base, site)
 	snips := []struct{ name, text string }{
 		{"Markdown", "[![agent readiness](" + img + ")](" + link + ")"},
@@ -488,7 +494,7 @@ func writeBadges(b *strings.Builder, base, site string) {
 	}
 	put(b, `<section class="badges" aria-labelledby="badges-h">
 <h2 id="badges-h">Badge</h2>
-<p><img id="badge-preview" src="`, esc(img), `" alt="agent readiness badge of `, esc(displayHost(site)), `" height="20"></p>
+<p><img id="badge-preview" src="`, esc(preview), `" alt="agent readiness badge of `, esc(displayHost(site)), `" height="20"></p>
 <p class="badge-style" hidden><label for="badge-style">Style</label> <select id="badge-style"><option value="">flat</option><option value="flat-square">flat-square</option></select></p>
 `)
 	for i, s := range snips {
@@ -511,11 +517,11 @@ func fence(s string) string {
 func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 	var b strings.Builder
 	if rep == nil {
-		put(&b, "# Agent readiness of ", displayHost(target), "\n\n", note, "\n\nScan: `GET ", base, "/api/scan?url=", url.QueryEscape(target), "&format=json`\n")
+		put(&b, "# Agent readiness of ", mdtext.Text(displayHost(target)), "\n\n", note, "\n\nScan: `GET ", base, "/api/scan?url=", url.QueryEscape(target), "&format=json`\n")
 		return []byte(b.String())
 	}
 	s := rep.Score
-	put(&b, "# Agent readiness of ", displayHost(rep.URL), "\n\n")
+	put(&b, "# Agent readiness of ", mdtext.Text(displayHost(rep.URL)), "\n\n")
 	put(&b, "Score **", strconv.Itoa(s.Value), "/100**, grade **", s.Grade, "**, level **", strconv.Itoa(rep.CurrentLevel), " (", s.LevelName, ")**. ")
 	put(&b, strconv.Itoa(s.Passed), " passed, ", strconv.Itoa(s.Partial), " partial, ", strconv.Itoa(s.Failed), " failed, ", strconv.Itoa(s.NA), " not applicable, of ", strconv.Itoa(s.Total), " checks. Scanned ", rep.Timestamp.UTC().Format(time.RFC3339), ".\n\n")
 	put(&b, "Report: ", reportURL(base, rep.URL), " · JSON: ", base, "/api/report?url=", url.QueryEscape(rep.URL), "\n\n")
@@ -535,12 +541,12 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 			if st.Blocking && p.TargetLevel > 0 {
 				toward = "counts toward level " + levelLabel(rep, p.TargetLevel)
 			}
-			put(&b, strconv.Itoa(i+1), ". **", st.ID, " ", mdLine(st.Name), "** (", statusWords[statusOf(st.Status)], ", ", st.Effort, " effort, ", toward, "): ", mdLine(st.Fix), "\n")
+			put(&b, strconv.Itoa(i+1), ". **", st.ID, " ", mdtext.Text(st.Name), "** (", statusWords[statusOf(st.Status)], ", ", st.Effort, " effort, ", toward, "): ", mdtext.Message(st.Fix), "\n")
 			if st.Snippet != "" {
 				f := fence(st.Snippet)
 				put(&b, "\n   ", f, "\n")
 				for _, line := range strings.Split(strings.TrimRight(st.Snippet, "\n"), "\n") {
-					put(&b, "   ", line, "\n")
+					put(&b, "   ", mdtext.Visible(line), "\n")
 				}
 				put(&b, "   ", f, "\n")
 			}
@@ -553,7 +559,7 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 			put(&b, "The previous scan, ", pr.Timestamp.UTC().Format(time.RFC3339), ", scored ", strconv.Itoa(pr.Score), " (grade ", pr.Grade, ", level ", strconv.Itoa(pr.Level), "); this one ", strconv.Itoa(s.Value), " (grade ", s.Grade, ", level ", strconv.Itoa(rep.CurrentLevel), ").\n\n")
 			for _, g := range changeGroups(pr) {
 				for _, c := range g.list {
-					put(&b, "- ", g.word, ": **", c.ID, " ", mdLine(c.Name), "**, ", statusWords[statusOf(c.From)], " → ", statusWords[statusOf(c.To)], ". ", mdLine(c.Message), "\n")
+					put(&b, "- ", g.word, ": **", c.ID, " ", mdtext.Text(c.Name), "**, ", statusWords[statusOf(c.From)], " → ", statusWords[statusOf(c.To)], ". ", mdtext.Message(c.Message), "\n")
 				}
 			}
 			if len(pr.NewlyPassing)+len(pr.NewlyFailing)+len(pr.Changed) == 0 {
@@ -587,9 +593,9 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 			if c.Level != l.Level.Number {
 				continue
 			}
-			put(&b, "- **", c.ID, " ", mdLine(c.Name), "**: ", statusWords[statusOf(c.Status)], ". ", mdLine(c.Message))
+			put(&b, "- **", c.ID, " ", mdtext.Text(c.Name), "**: ", statusWords[statusOf(c.Status)], ". ", mdtext.Message(c.Message))
 			if c.Recommendation != "" && c.Status != "pass" {
-				put(&b, " Recommendation: ", mdLine(c.Recommendation))
+				put(&b, " Recommendation: ", mdtext.Message(c.Recommendation))
 			}
 			put(&b, "\n")
 		}
@@ -598,9 +604,9 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 	if len(rep.Signals) > 0 {
 		put(&b, "## Identity and commerce (not scored)\n\n")
 		for _, sg := range rep.Signals {
-			put(&b, "- **", mdLine(sg.Name), "** (", sg.Group, "): ", statusWords[statusOf(sg.Status)], ". ", mdLine(sg.Message))
+			put(&b, "- **", mdtext.Text(sg.Name), "** (", sg.Group, "): ", statusWords[statusOf(sg.Status)], ". ", mdtext.Message(sg.Message))
 			if sg.Recommendation != "" && sg.Status != "pass" {
-				put(&b, " Recommendation: ", mdLine(sg.Recommendation))
+				put(&b, " Recommendation: ", mdtext.Message(sg.Recommendation))
 			}
 			put(&b, "\n")
 		}

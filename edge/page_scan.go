@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/agentready/agentready/edge/identity"
 )
 
 // scanForPage answers POST /report?url=…, the scan button of a page read
@@ -21,10 +19,11 @@ func (h *Handler) scanForPage(w http.ResponseWriter, r *http.Request, target str
 	hdr := w.Header()
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("Content-Type", "text/html; charset=utf-8")
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	// Another site's form must not spend a visitor's allowance.
-	if o := r.Header.Get("Origin"); o != "" && o != base {
-		h.pageNote(w, base, target, http.StatusForbidden, "Scans from this page can only be started on "+base+"; open the page there and press Scan.")
+	pageHeaders(hdr)
+	// Another site's form must not spend a visitor's allowance (the rule of
+	// every charged request: crossSite).
+	if h.crossSite(r) {
+		h.pageNote(w, base, target, http.StatusForbidden, "Scans can only be started from this service's own pages; open the report here and press Scan.")
 		return
 	}
 	if e := CheckScanURL(target); e != nil {
@@ -51,12 +50,12 @@ func (h *Handler) scanForPage(w http.ResponseWriter, r *http.Request, target str
 		paid := ""
 		if h.cfg.Payment.PayTo != "" {
 			status = http.StatusPaymentRequired
-			paid = " A paid deep scan (" + h.cfg.Payment.PriceUSDC() + " USDC over x402 at " + base + "/api/v1/scan-gateway) goes further than the free scan."
+			paid = " A paid deep scan (" + h.cfg.Payment.PriceUSDC() + " USDC over x402 at /api/v1/scan-gateway) goes further than the free scan."
 		}
 		reset, _ := strconv.Atoi(hdr.Get("Ratelimit-Reset"))
 		hdr.Set("Retry-After", strconv.Itoa(reset))
 		h.pageNote(w, base, target, status, "The free scans for today are used up: 0 of "+strconv.Itoa(limit)+" remain; they reset in "+humanWait(reset)+
-			". A free anonymous token (POST "+base+"/api/agent/token) or an API key raises the allowance; see "+base+"/docs."+paid)
+			". A free anonymous token (POST /api/agent/token) or an API key raises the allowance; see /docs."+paid)
 		return
 	}
 	fresh := ""
@@ -64,9 +63,7 @@ func (h *Handler) scanForPage(w http.ResponseWriter, r *http.Request, target str
 		fresh = "&fresh=1"
 	}
 	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/scan?format=json&url="+url.QueryEscape(target)+fresh, nil)
-	for k, v := range identity.Sign(h.cfg.IdentitySecret, c, h.p.ClientIP(r), http.MethodGet, "/api/scan", h.p.Now()) {
-		req.Header.Set(k, v)
-	}
+	h.signFetch(req, c, h.p.ClientIP(r))
 	req.Header.Set("Accept", "application/json")
 	resp, err := h.p.Fetch(r.Context(), req)
 	if err != nil {
@@ -102,7 +99,7 @@ func (h *Handler) scanForPage(w http.ResponseWriter, r *http.Request, target str
 	}
 	h.p.CachePut(pageKey(false, base, target, "all"), reportHTML(base, target, page, "", "all"), reportTTL)
 	h.p.CachePut(pageKey(true, base, target, "all"), reportMarkdown(base, target, page, ""), reportTTL)
-	http.Redirect(w, r, base+"/report?url="+url.QueryEscape(target), http.StatusSeeOther)
+	http.Redirect(w, r, reportURL("", target), http.StatusSeeOther)
 }
 
 func (h *Handler) pageNote(w http.ResponseWriter, base, target string, status int, note string) {

@@ -36,7 +36,7 @@ func (h *Handler) showcase(w http.ResponseWriter, r *http.Request) {
 	}
 	hdr := w.Header()
 	hdr.Set("Vary", "Accept")
-	hdr.Set("X-Content-Type-Options", "nosniff")
+	pageHeaders(hdr)
 	data, ok := h.showcaseData(r)
 	base := h.base(r)
 	var body []byte
@@ -49,7 +49,7 @@ func (h *Handler) showcase(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusOK
 	if ok {
-		hdr.Set("Cache-Control", "public, max-age=60")
+		h.cacheFor(hdr, 60, true) // the canonical URL and the JSON-LD are absolute
 	} else {
 		hdr.Set("Cache-Control", "no-store")
 		status = http.StatusBadGateway
@@ -67,9 +67,7 @@ func (h *Handler) showcaseData(r *http.Request) (showcaseData, bool) {
 	if !ok {
 		ip := h.p.ClientIP(r)
 		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/showcase?limit=50", nil)
-		for k, v := range identity.Sign(h.cfg.IdentitySecret, identity.Caller{Tier: identity.Anonymous, Subject: ip}, ip, http.MethodGet, "/api/showcase", h.p.Now()) {
-			req.Header.Set(k, v)
-		}
+		h.signFetch(req, identity.Caller{Tier: identity.Anonymous, Subject: h.addressKey(ip)}, ip)
 		resp, err := h.p.Fetch(r.Context(), req)
 		if err != nil {
 			return data, false
@@ -93,19 +91,19 @@ func showcaseHTML(base string, data showcaseData, ok bool) []byte {
 	for i, s := range data.Sites {
 		items = append(items, map[string]any{"@type": "ListItem", "position": i + 1, "url": reportURL(base, s.URL), "name": displayHost(s.URL)})
 	}
-	pageHead(&b, base, title, desc, canonical, ldJSON(map[string]any{"@context": "https://schema.org", "@type": "CollectionPage", "name": title,
+	pageHead(&b, title, desc, canonical, ldJSON(map[string]any{"@context": "https://schema.org", "@type": "CollectionPage", "name": title,
 		"description": desc, "url": canonical, "isPartOf": map[string]string{"@type": "WebSite", "name": "agentready", "url": base + "/"},
 		"mainEntity": map[string]any{"@type": "ItemList", "itemListElement": items}}))
 	put(&b, `<main id="main">
 <h1>The most agent-ready sites</h1>
-<p>Every site scanned here is ranked by its latest score (newer first on ties). Each links to its full report. <a href="`, base, `/how-we-score">How we score</a> · <a href="`, base, `/">Scan a site</a></p>
+<p>Every site scanned here is ranked by its latest score (newer first on ties). Each links to its full report. <a href="/how-we-score">How we score</a> · <a href="/">Scan a site</a></p>
 `)
 	switch {
 	case !ok:
 		put(&b, `<p class="note error" role="status">The scan history does not answer right now; retry in a minute.</p>
 `)
 	case len(data.Sites) == 0:
-		put(&b, `<p class="note">No site has been scanned yet. <a href="`, base, `/">Scan the first one.</a></p>
+		put(&b, `<p class="note">No site has been scanned yet. <a href="/">Scan the first one.</a></p>
 `)
 	default:
 		put(&b, `<div class="showcase"><table>
@@ -114,13 +112,13 @@ func showcaseHTML(base string, data showcaseData, ok bool) []byte {
 <tbody>
 `)
 		for i, s := range data.Sites {
-			put(&b, `<tr><td>`, strconv.Itoa(i+1), `</td><td><a href="`, esc(reportURL(base, s.URL)), `">`, esc(displayHost(s.URL)), `</a></td><td>`, strconv.Itoa(s.Score), `</td><td>`, esc(s.Grade), `</td><td>`, strconv.Itoa(s.Level), ` (`, esc(s.LevelName), `)</td><td><time datetime="`, s.ScannedAt.UTC().Format(time.RFC3339), `">`, s.ScannedAt.UTC().Format("2 Jan 2006"), `</time></td></tr>
+			put(&b, `<tr><td>`, strconv.Itoa(i+1), `</td><td><a href="`, esc(reportURL("", s.URL)), `">`, esc(displayHost(s.URL)), `</a></td><td>`, strconv.Itoa(s.Score), `</td><td>`, esc(s.Grade), `</td><td>`, strconv.Itoa(s.Level), ` (`, esc(s.LevelName), `)</td><td><time datetime="`, s.ScannedAt.UTC().Format(time.RFC3339), `">`, s.ScannedAt.UTC().Format("2 Jan 2006"), `</time></td></tr>
 `)
 		}
 		put(&b, "</tbody>\n</table></div>\n")
 	}
 	put(&b, `</main>
-`, siteFooter(base), `</body>
+`, siteFooter, `</body>
 </html>
 `)
 	return []byte(b.String())

@@ -275,7 +275,7 @@ func TestReportNotApplicableLevel(t *testing.T) {
 	rungs := all(parsePage(t, body).byID(t, "ladder"), tagClass("li", ""))
 	for i, l := range rep.Levels {
 		na := strings.Contains(text(rungs[i]), "not applicable to this site")
-		if (l.Total == l.NA) != na || (na && len(all(rungs[i], tagClass("span", "bar"))) != 0) {
+		if (l.Total == l.NA) != na || (na && len(all(rungs[i], tagClass("svg", "bar"))) != 0) {
 			t.Errorf("level %d (%d of %d not applicable): %q", l.Level.Number, l.NA, l.Total, text(rungs[i]))
 		}
 		if l.Total == l.NA && !bytes.Contains(md, []byte("## Level "+strconv.Itoa(l.Level.Number)+" · "+l.Level.Name+" (not applicable to this site)")) {
@@ -285,7 +285,7 @@ func TestReportNotApplicableLevel(t *testing.T) {
 
 	rep.Plan.Steps, rep.Plan.TargetLevel = nil, 0
 	var out strings.Builder
-	writeFixNext(&out, "https://agentready.example", rep)
+	writeFixNext(&out, rep)
 	if !strings.Contains(out.String(), "Nothing to fix") {
 		t.Errorf("an empty plan: %s", out.String())
 	}
@@ -478,7 +478,7 @@ func TestVisualIdentity(t *testing.T) {
 	p.report, _ = fixtureReport(t, "peer")
 	for _, path := range []string{"/", "/docs", "/how-we-score", "/report?url=www.peer.example"} {
 		b := serve(h, "GET", base+path, "", "Accept", "text/html").Body.String()
-		for _, part := range []string{siteHeader(base), siteFooter(base), `<link rel="icon" href="` + base + `/favicon.ico"`, `<link rel="icon" href="` + base + `/assets/icon.svg" type="image/svg+xml">`} {
+		for _, part := range []string{siteHeader, siteFooter, `<link rel="icon" href="/favicon.ico"`, `<link rel="icon" href="/assets/icon.svg" type="image/svg+xml">`} {
 			if !strings.Contains(b, part) {
 				t.Errorf("%s lacks %.80q", path, part)
 			}

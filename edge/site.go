@@ -69,13 +69,7 @@ func renderTagged(base string, cfg Config, path string, d doc, file string) rend
 	if v, ok := rendered.Load(key); ok {
 		return v.(renderedDoc)
 	}
-	var b []byte
-	if d.gen != nil && file == d.file {
-		b = d.gen(base, cfg)
-	} else {
-		raw, _ := siteFS.ReadFile("site/" + file)
-		b = []byte(strings.ReplaceAll(string(raw), "{{BASE}}", base))
-	}
+	b := renderBody(base, cfg, d, file)
 	// Without AGENTREADY_BASE_URL the base comes from each request's Host, so
 	// a caller choosing Hosts could grow this map without end: past a bound,
 	// documents are rendered per request instead.
@@ -86,6 +80,54 @@ func renderTagged(base string, cfg Config, path string, d doc, file string) rend
 		}
 	}
 	return rd
+}
+
+func renderBody(base string, cfg Config, d doc, file string) []byte {
+	if d.gen != nil && file == d.file {
+		return d.gen(base, cfg)
+	}
+	raw, _ := siteFS.ReadFile("site/" + file)
+	return []byte(strings.ReplaceAll(string(raw), "{{BASE}}", base))
+}
+
+// baseDependent remembers, by path and file, whether a document's bytes
+// change with the base URL: rendered under two bases once, so that a new
+// document is judged without anyone having to mark it.
+var baseDependent sync.Map
+
+func dependsOnBase(cfg Config, path string, d doc, file string) bool {
+	key := path + "\x00" + file
+	if v, ok := baseDependent.Load(key); ok {
+		return v.(bool)
+	}
+	dep := string(renderBody("http://a.invalid", cfg, d, file)) != string(renderBody("http://b.invalid", cfg, d, file))
+	baseDependent.Store(key, dep)
+	return dep
+}
+
+// cacheFor says how long an answer may be kept. Without AGENTREADY_BASE_URL
+// an answer that holds absolute URLs was built from the request's Host, which
+// the caller chose: it is then the asker's alone (private, Vary: Host), so
+// that no shared cache hands one Host's document to a request for another.
+// With a configured base URL every caller gets the same bytes, and any cache
+// may keep them.
+func (h *Handler) cacheFor(hdr http.Header, maxAge int, fromHost bool) {
+	if fromHost && h.cfg.BaseURL == "" {
+		hdr.Set("Cache-Control", "private, max-age="+strconv.Itoa(maxAge))
+		addVary(hdr, "Host")
+		return
+	}
+	hdr.Set("Cache-Control", "public, max-age="+strconv.Itoa(maxAge))
+}
+
+// addVary adds a field to Vary as one comma-separated value (platforms that
+// join repeated fields would otherwise disagree on what a client reads).
+func addVary(hdr http.Header, field string) {
+	if v := hdr.Get("Vary"); v != "" {
+		hdr.Set("Vary", v+", "+field)
+		return
+	}
+	hdr.Set("Vary", field)
 }
 
 func etag(b []byte) string {
@@ -122,8 +164,11 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, d doc) {
 	rd := renderTagged(base, h.cfg, r.URL.Path, d, file)
 	body, tag := rd.body, rd.tag
 	hdr.Set("Content-Type", ctype)
+	if strings.HasPrefix(ctype, "text/html") {
+		pageHeaders(hdr)
+	}
 	hdr.Set("ETag", tag)
-	hdr.Set("Cache-Control", "public, max-age="+strconv.Itoa(d.maxAge))
+	h.cacheFor(hdr, d.maxAge, h.cfg.BaseURL == "" && dependsOnBase(h.cfg, r.URL.Path, d, file))
 	hdr.Set("Access-Control-Allow-Origin", "*")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	switch r.URL.Path {

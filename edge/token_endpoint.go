@@ -92,7 +92,7 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Minting is limited per address so tokens cannot multiply the free allowance.
-	ip := h.p.ClientIP(r)
+	ip := h.addressKey(h.p.ClientIP(r))
 	d, err := h.p.Allow(r.Context(), "mint:"+ip, h.cfg.TokenMintsPerHour, time.Hour, 1)
 	if err != nil {
 		fail(apierr.OAuthTemporarilyUnavailable, "the allowance store does not answer; retry shortly")

@@ -67,12 +67,13 @@ func TestTokensCarryTheirMinter(t *testing.T) {
 	// Its requests carry the minter, signed; a client's own minter header
 	// is dropped from an anonymous request.
 	w := serve(h, "POST", "/api/monitors", `{}`, "Content-Type", "application/json", "Authorization", "Bearer "+tokA1)
-	c, _, ok := identity.Verify(secret, sent.Get, "POST", "/api/monitors", p.Now())
+	monitors := identity.Request{Method: "POST", Path: "/api/monitors", Body: []byte(`{}`)}
+	c, _, _, ok := identity.Verify(secret, sent.Get, monitors, p.Now())
 	if w.Code != 299 || !ok || c.Tier != identity.Token || c.Subject != a1.Subject || c.Minter != a1.Minter {
 		t.Fatalf("forwarded identity %+v ok=%v (status %d)", c, ok, w.Code)
 	}
 	serve(h, "POST", "/api/monitors", `{}`, "Content-Type", "application/json", identity.HeaderMinter, a1.Minter)
-	c, _, ok = identity.Verify(secret, sent.Get, "POST", "/api/monitors", p.Now())
+	c, _, _, ok = identity.Verify(secret, sent.Get, monitors, p.Now())
 	last := p.forwarded[len(p.forwarded)-1]
 	if !ok || c.Tier != identity.Anonymous || c.Minter != "" || last.Header.Get(identity.HeaderMinter) != "" {
 		t.Errorf("an anonymous request stated a minter: %+v ok=%v, forwarded %q", c, ok, last.Header.Get(identity.HeaderMinter))

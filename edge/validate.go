@@ -77,7 +77,7 @@ func readBody(r *http.Request, limit int) ([]byte, *Refusal) {
 // checkScan applies the origin's request rules for GET and POST /api/scan.
 func checkScan(r *http.Request, body []byte) *Refusal {
 	switch r.Method {
-	case http.MethodGet:
+	case http.MethodGet, http.MethodHead:
 		q := r.URL.Query()
 		if e := CheckScanURL(q.Get("url")); e != nil {
 			return e

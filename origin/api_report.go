@@ -137,3 +137,43 @@ func (s *Server) getShowcase(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("Access-Control-Allow-Origin", "*")
 	ctx.SetBody(b)
 }
+
+// Latest is a site's most recent stored outcome: what GET /api/latest
+// answers, and what a badge shows.
+type Latest struct {
+	URL       string    `json:"url"`
+	Score     int       `json:"score"`
+	Grade     string    `json:"grade"`
+	Level     int       `json:"level"`
+	LevelName string    `json:"levelName"`
+	ScannedAt time.Time `json:"scannedAt"`
+}
+
+// getLatest is GET /api/latest?url=: the site's most recent outcome from
+// its history (kept 30 scans), long after the scan cache forgot the report.
+// It never scans and spends nothing: the badge reads it before it would
+// scan, so a badge shows a site's score without a free scan.
+func (s *Server) getLatest(ctx *fasthttp.RequestCtx) {
+	url, aerr := s.scans.validateURL(string(ctx.QueryArgs().Peek("url")))
+	if aerr != nil {
+		writeError(ctx, aerr)
+		return
+	}
+	c, cancel := context.WithTimeout(s.base, screenshotStoreDeadline)
+	defer cancel()
+	series, err := s.store.History().Series(c, url, false)
+	switch {
+	case err != nil:
+		writeError(ctx, stateUnavailable(err))
+		return
+	case len(series) == 0:
+		writeError(ctx, apiErr(404, CodeNotFound, "This site has no stored scan; scan it with GET /api/scan?url=… (this endpoint never scans)."))
+		return
+	}
+	e := series[len(series)-1]
+	b, _ := json.Marshal(Latest{URL: e.URL, Score: e.Score, Grade: e.Grade, Level: e.Level, LevelName: e.LevelName, ScannedAt: e.ScannedAt.UTC()})
+	ctx.SetContentType("application/json")
+	ctx.Response.Header.Set("Access-Control-Allow-Origin", "*")
+	ctx.Response.Header.Set("Cache-Control", "no-cache")
+	ctx.SetBody(b)
+}

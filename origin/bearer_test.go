@@ -32,7 +32,7 @@ func TestOriginVerifiesBearerTokens(t *testing.T) {
 	path := "/api/scan?format=json&url=" + url.QueryEscape(s.URL)
 	signed := func(c identity.Caller) []string {
 		var h []string
-		for k, v := range identity.Sign(secret, c, "127.0.0.1", "GET", "/api/scan", now) {
+		for k, v := range identity.Sign(secret, c, "127.0.0.1", identity.Request{Method: "GET", Path: "/api/scan", Query: strings.TrimPrefix(path, "/api/scan?")}, now) {
 			h = append(h, k, v)
 		}
 		return h

@@ -445,15 +445,13 @@ func TestStreamedOutcomeRecorded(t *testing.T) {
 	if line := buf.String(); !strings.Contains(line, `"outcome":"422 site_unreachable"`) || !strings.Contains(line, `"action":"scan"`) {
 		t.Errorf("audit: %s", line)
 	}
-	_, m := get(t, o.URL+"/metrics")
-	if !strings.Contains(string(m), `agentready_http_requests_total{route="/api/scan",status="422"} 1`) || strings.Contains(string(m), `route="/api/scan",status="200"`) {
+	if m := scrape(t, o); !strings.Contains(m, `agentready_http_requests_total{route="/api/scan",status="422"} 1`) || strings.Contains(m, `route="/api/scan",status="200"`) {
 		t.Errorf("metrics:\n%s", m)
 	}
 	// A completed stream counts as 200.
 	s := site(t, "empty")
 	readStream(t, scanURL(o, s.URL, ""))
 	eventually(t, "the completed stream's count", 2*time.Second, func() bool {
-		_, m := get(t, o.URL+"/metrics")
-		return strings.Contains(string(m), `agentready_http_requests_total{route="/api/scan",status="200"} 1`)
+		return strings.Contains(scrape(t, o), `agentready_http_requests_total{route="/api/scan",status="200"} 1`)
 	})
 }

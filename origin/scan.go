@@ -256,7 +256,7 @@ func (s *scanner) validateURL(raw string) (string, *apierr.Error) {
 			port = map[string]int{"http": 80, "https": 443}[u.Scheme]
 		}
 		if policy.CheckAddrPort(netip.AddrPortFrom(a, uint16(port))) != nil {
-			return "", apiErr(400, CodeInvalidURL, "url: "+u.Hostname()+" is not a public address; the scanner only scans public sites.")
+			return "", apiErr(400, CodeInvalidURL, "url: its host is not a public address (loopback, private, link-local or metadata); the scanner only scans public sites.")
 		}
 	}
 	return u.String(), nil

@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"net"
 	"net/http"
+	"net/netip"
 	neturl "net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +19,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/engine/weburl"
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -42,6 +47,14 @@ const (
 	// places a full queue drains in about a minute; if every entry hung,
 	// in 128 × 15 s / 4 = 8 minutes.
 	captureQueue = 128
+	// ownerShare bounds the captures one owner (a registrable domain, a
+	// server's address or IPv6 /64) may have waiting, and one at a time
+	// runs: a server on many ports, or wildcard DNS, is one owner, and can
+	// neither fill the queue nor hold every tab with pages that hang.
+	ownerShare = 4
+	// ownerLookupTimeout bounds resolving a site's name to find its owner;
+	// a name that does not resolve in time counts under its domain alone.
+	ownerLookupTimeout = 2 * time.Second
 	// captureBackoff: a site whose capture failed (the page timed out,
 	// did not load, was too heavy or was refused) is not tried again for
 	// this long, whatever scans it. A page that hangs then costs one place
@@ -91,18 +104,24 @@ type shooter struct {
 	deadline time.Duration
 	backoff  time.Duration
 	queueMax int
+	share    int // ownerShare
 	now      func() time.Time
+	// resolve finds a host's addresses for its owner (nil: by name only).
+	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 
-	mu       sync.Mutex
-	closed   bool
-	queue    []string        // sites waiting, oldest first
-	pending  map[string]bool // queued or being captured
-	running  int             // capture workers
-	missing  map[string]missed
-	nMissing atomic.Int64 // len(missing), read without the lock by cached scans
-	wg       sync.WaitGroup
-	taken    atomic.Int64 // captures run to the browser (tests check the bounds with it)
-	refused  atomic.Int64 // sites refused at a full queue
+	mu        sync.Mutex
+	closed    bool
+	queue     []capture       // sites waiting, oldest first
+	pending   map[string]bool // queued, being captured, or resolving its owner
+	queued    map[string]int  // captures waiting per owner
+	active    map[string]int  // captures running per owner
+	running   int             // capture workers
+	inCapture int             // of them, those capturing (the others look for work)
+	missing   map[string]missed
+	nMissing  atomic.Int64 // len(missing), read without the lock by cached scans
+	wg        sync.WaitGroup
+	taken     atomic.Int64 // captures run to the browser (tests check the bounds with it)
+	refused   atomic.Int64 // sites refused at a full queue
 }
 
 // missed is a site without a screenshot: when it may be captured again, and
@@ -119,8 +138,11 @@ func newShooter(s *Server) *shooter {
 	}
 	ctx, stop := context.WithCancel(s.base)
 	sh := &shooter{pool: s.cfg.Browser, paid: s.cfg.PaidBrowser, shots: s.store.Screenshots(), ttl: ttl, ctx: ctx, stop: stop,
-		deadline: captureDeadline, backoff: captureBackoff, queueMax: captureQueue, now: time.Now,
-		pending: map[string]bool{}, missing: map[string]missed{}}
+		deadline: captureDeadline, backoff: captureBackoff, queueMax: captureQueue, share: ownerShare, now: time.Now,
+		pending: map[string]bool{}, missing: map[string]missed{}, queued: map[string]int{}, active: map[string]int{},
+		resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}}
 	if sh.pool != nil {
 		sh.slots = sh.pool.Health().Tabs
 	}
@@ -130,58 +152,201 @@ func newShooter(s *Server) *shooter {
 // afterScan queues the capture of url (a normalised site URL, the scan's
 // key) after a scan: after a fresh one unless the site waits out a
 // back-off, after a cached one only when its screenshot is known missing.
-// It never blocks, and for a cached scan with nothing missing it costs one
-// atomic load.
+// It never blocks (a host name's owner is resolved off the caller's path),
+// and for a cached scan with nothing missing it costs one atomic load.
 func (sh *shooter) afterScan(url string, cached bool) {
 	if sh.pool == nil || (cached && sh.nMissing.Load() == 0) {
 		return
 	}
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.closed || sh.pending[url] {
+	if !sh.wantedLocked(url, cached) {
+		sh.mu.Unlock()
 		return
+	}
+	host := hostOf(url)
+	if _, err := netip.ParseAddr(host); err == nil || sh.resolve == nil {
+		sh.enqueueLocked(url, ownersOf(host, nil))
+		sh.mu.Unlock()
+		return
+	}
+	sh.pending[url] = true // held while the name resolves: one entry per site
+	sh.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(sh.ctx, ownerLookupTimeout)
+		addrs, _ := sh.resolve(ctx, host)
+		cancel()
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		delete(sh.pending, url)
+		if !sh.closed {
+			sh.enqueueLocked(url, ownersOf(host, addrs))
+		}
+	}()
+}
+
+// wantedLocked reports whether a scan of url should queue its capture.
+func (sh *shooter) wantedLocked(url string, cached bool) bool {
+	if sh.closed || sh.pending[url] {
+		return false
 	}
 	if m, ok := sh.missing[url]; ok {
-		if sh.now().Before(m.retryAt) {
-			return
-		}
-	} else if cached {
-		return
+		return !sh.now().Before(m.retryAt)
 	}
-	if len(sh.queue) >= sh.queueMax {
+	return !cached
+}
+
+// enqueueLocked queues url's capture under its owners, unless the queue is
+// full or one of its owners already holds its share: then the site is
+// refused and remembered as missing, so its next scan queues it again.
+func (sh *shooter) enqueueLocked(url string, owners []string) {
+	if len(sh.queue) >= sh.queueMax || sh.overShareLocked(owners) {
 		sh.refused.Add(1)
 		sh.markMissingLocked(url, missed{retryAt: sh.now()})
 		return
 	}
-	sh.queue = append(sh.queue, url)
+	sh.queue = append(sh.queue, capture{url: url, owners: owners})
 	sh.pending[url] = true
-	if sh.running < sh.slots {
+	for _, o := range owners {
+		sh.queued[o]++
+	}
+	sh.dispatchLocked()
+}
+
+// overShareLocked: one of owners already has ownerShare captures waiting.
+func (sh *shooter) overShareLocked(owners []string) bool {
+	for _, o := range owners {
+		if sh.queued[o] >= sh.share {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatchLocked starts capture workers while there are places and more
+// captures that may start than idle workers to take them.
+func (sh *shooter) dispatchLocked() {
+	for sh.running < sh.slots && sh.running-sh.inCapture < sh.claimableLocked() {
 		sh.running++
 		sh.wg.Add(1)
 		go sh.work()
 	}
 }
 
-// work captures queued sites, oldest first, until the queue is empty.
+// claimableLocked is how many queued captures may start now: one per owner
+// at most, and none of an owner with a capture running.
+func (sh *shooter) claimableLocked() int {
+	taken := map[string]bool{}
+	n := 0
+	for _, c := range sh.queue {
+		free := true
+		for _, o := range c.owners {
+			if sh.active[o] > 0 || taken[o] {
+				free = false
+				break
+			}
+		}
+		if free {
+			n++
+			for _, o := range c.owners {
+				taken[o] = true
+			}
+		}
+	}
+	return n
+}
+
+// nextLocked is the index of the oldest capture none of whose owners has a
+// capture running, or -1.
+func (sh *shooter) nextLocked() int {
+	for i, c := range sh.queue {
+		free := true
+		for _, o := range c.owners {
+			if sh.active[o] > 0 {
+				free = false
+				break
+			}
+		}
+		if free {
+			return i
+		}
+	}
+	return -1
+}
+
+// work captures queued sites, oldest first among those whose owners have
+// no capture running, until none may start.
 func (sh *shooter) work() {
 	defer sh.wg.Done()
 	for {
 		sh.mu.Lock()
-		if sh.closed || len(sh.queue) == 0 {
+		i := -1
+		if !sh.closed {
+			i = sh.nextLocked()
+		}
+		if i < 0 {
 			sh.running--
 			sh.mu.Unlock()
 			return
 		}
-		url := sh.queue[0]
-		sh.queue[0] = ""
-		sh.queue = sh.queue[1:]
+		c := sh.queue[i]
+		sh.queue = slices.Delete(sh.queue, i, i+1)
+		for _, o := range c.owners {
+			sh.queued[o]--
+			sh.active[o]++
+		}
+		sh.inCapture++
 		sh.mu.Unlock()
-		err := sh.capture(sh.ctx, sh.pool, url, url)
+		err := sh.capture(sh.ctx, sh.pool, c.url, c.url)
 		sh.mu.Lock()
-		delete(sh.pending, url)
-		sh.recordLocked(url, err)
+		sh.inCapture--
+		delete(sh.pending, c.url)
+		for _, o := range c.owners {
+			if sh.active[o]--; sh.active[o] == 0 {
+				delete(sh.active, o)
+			}
+			if sh.queued[o] == 0 {
+				delete(sh.queued, o)
+			}
+		}
+		sh.recordLocked(c.url, err)
+		sh.dispatchLocked() // this owner's next capture, or another's a worker left for
 		sh.mu.Unlock()
 	}
+}
+
+// capture is one site waiting for its screenshot, with the owners it
+// counts against.
+type capture struct {
+	url    string
+	owners []string
+}
+
+// ownersOf is whom a site's captures count against: its registrable domain
+// (wildcard DNS gives any number of names under one) and each address it
+// resolves to, an IPv6 address by its /64 (one server on many ports or
+// names is one owner). An address literal is its own domain.
+func ownersOf(host string, addrs []netip.Addr) []string {
+	owners := []string{"site " + weburl.Site(host)}
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		addrs = append(addrs, a)
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		k := "addr " + identity.AddressKey(a.String(), identity.DefaultIPv6Prefix)
+		if !seen[k] {
+			seen[k] = true
+			owners = append(owners, k)
+		}
+	}
+	return owners
+}
+
+func hostOf(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.Trim(u.Hostname(), "[]")
 }
 
 // captureForDeepScan captures url on the paid pool for a paid deep scan,

@@ -63,7 +63,18 @@ func shotServer(t *testing.T, pool *browser.Pool) (srv *Server, st store.Backend
 // startSite serves a fixture directory under testdata until the test ends.
 func startSite(t *testing.T, dir ...string) *fixture.Site {
 	t.Helper()
-	s, err := fixture.Start(filepath.Join(append([]string{"..", "testdata"}, dir...)...))
+	return startSiteOn(t, "", dir...)
+}
+
+// startSiteOn serves a fixture site on a loopback address of its own ("":
+// 127.0.0.1), a server of its own to the capture queue's fairness.
+func startSiteOn(t *testing.T, ip string, dir ...string) *fixture.Site {
+	t.Helper()
+	var opts []fixture.Option
+	if ip != "" {
+		opts = append(opts, fixture.WithAddress(ip))
+	}
+	s, err := fixture.Start(filepath.Join(append([]string{"..", "testdata"}, dir...)...), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +198,9 @@ func TestCaptureQueueIsFair(t *testing.T) {
 	var skew atomic.Int64 // moves the shooter's clock past a back-off
 	sh.now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 
-	stallA, stallB := startSite(t, "browser", "stall"), startSite(t, "browser", "stall")
-	normal, refused := startSite(t, "sites", "full"), startSite(t, "sites", "spa")
+	// Four servers (the queue is fair per server: one of them captures at a time).
+	stallA, stallB := startSiteOn(t, "127.0.0.2", "browser", "stall"), startSiteOn(t, "127.0.0.3", "browser", "stall")
+	normal, refused := startSiteOn(t, "127.0.0.4", "sites", "full"), startSiteOn(t, "127.0.0.5", "sites", "spa")
 	key := func(s *fixture.Site) string {
 		k, aerr := srv.scans.validateURL(s.URL)
 		if aerr != nil {

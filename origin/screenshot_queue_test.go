@@ -1,6 +1,7 @@
 package origin
 
 import (
+	"context"
 	"net/netip"
 	"os/exec"
 	"slices"
@@ -42,7 +43,11 @@ func TestCaptureQueueRules(t *testing.T) {
 	queued := func() []string {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
-		return slices.Clone(sh.queue)
+		var urls []string
+		for _, c := range sh.queue {
+			urls = append(urls, c.url)
+		}
+		return urls
 	}
 
 	// No capture place: what is queued stays queued.
@@ -112,4 +117,100 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// The queue is fair per owner, not per URL: a registrable domain (wildcard
+// DNS gives it any number of names) and each address a site resolves to
+// (one server on many ports or names; IPv6 by its /64) may have ownerShare
+// captures waiting and one running, so one owner with hanging pages can
+// neither fill the queue nor hold every tab while others wait.
+func TestCaptureQueueIsFairPerOwner(t *testing.T) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1) binary")
+	}
+	st, err := store.OpenEmbedded(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pool := browser.New(browser.Config{ExecPath: truePath, Tabs: 4, Check: func(netip.AddrPort) error { return nil }})
+	srv := New(Config{Browser: pool}, st, engine.New(engine.Options{}))
+	sh := srv.shots
+	defer sh.close()
+	dns := map[string][]netip.Addr{
+		"a.example":            {netip.MustParseAddr("203.0.113.9")},
+		"b.example":            {netip.MustParseAddr("203.0.113.9")}, // another name of a's server
+		"one.wild.example":     {netip.MustParseAddr("198.51.100.1")},
+		"two.wild.example":     {netip.MustParseAddr("198.51.100.2")},
+		"v6.example":           {netip.MustParseAddr("2001:db8:5:6::1")},
+		"v6-neighbour.example": {netip.MustParseAddr("2001:db8:5:6::ffff")}, // the same /64
+		"other.example":        {netip.MustParseAddr("192.0.2.44")},
+	}
+	sh.resolve = func(_ context.Context, host string) ([]netip.Addr, error) { return dns[host], nil }
+	owners := func(url string) []string {
+		return ownersOf(hostOf(url), dns[hostOf(url)])
+	}
+	shareOf := func(a, b string) bool {
+		for _, o := range owners(a) {
+			if slices.Contains(owners(b), o) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://203.0.113.9:8001/", "http://203.0.113.9:8002/", true},
+		{"https://a.example/", "https://b.example/", true},
+		{"https://one.wild.example/", "https://two.wild.example/", true},
+		{"https://v6.example/", "https://v6-neighbour.example/", true},
+		{"https://a.example/", "https://other.example/", false},
+		{"http://[2001:db8:5:6::1]:81/", "https://v6.example/", true},
+	} {
+		if got := shareOf(c.a, c.b); got != c.same {
+			t.Errorf("%s and %s share an owner: %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+
+	// No capture place: twelve ports of one server, then another site.
+	sh.mu.Lock()
+	sh.slots = 0
+	for port := 8001; port <= 8012; port++ {
+		sh.enqueueLocked("http://203.0.113.9:"+strconv.Itoa(port)+"/", owners("http://203.0.113.9:8001/"))
+	}
+	sh.enqueueLocked("https://other.example/", owners("https://other.example/"))
+	n, refused := len(sh.queue), sh.refused.Load()
+	// One capture of the server running: the next to start is the other
+	// site's, although the server's waited longer.
+	server := owners("http://203.0.113.9:8001/")
+	for _, o := range server {
+		sh.active[o]++
+	}
+	next, claimable := sh.nextLocked(), sh.claimableLocked()
+	nextURL := ""
+	if next >= 0 {
+		nextURL = sh.queue[next].url
+	}
+	for _, o := range server {
+		sh.active[o]--
+	}
+	sh.mu.Unlock()
+	if n != ownerShare+1 || refused != 12-ownerShare {
+		t.Errorf("queued %d and refused %d, want the server's %d and the other site", n, refused, ownerShare)
+	}
+	if nextURL != "https://other.example/" || claimable != 1 {
+		t.Errorf("with the server capturing, next %q (%d claimable), want the other site", nextURL, claimable)
+	}
+
+	// A host name is resolved off the scan's path, then queued by owner.
+	sh.afterScan("https://v6.example/", false)
+	sh.afterScan("https://v6-neighbour.example/", false)
+	waitUntil(t, "both names to resolve", func() bool {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return sh.queued["addr 2001:db8:5:6::/64"] == 2
+	})
 }

@@ -54,10 +54,10 @@ type Config struct {
 	Curated        []string            // sites the MCP showcase features
 	Audit          *slog.Logger        // audit log of scan-costing actions (who, what, outcome); nil = none
 	EdgeSecret     []byte              // shared with the edge: callers it vouches for (AGENTREADY_EDGE_SECRET)
-	// EdgeOnly refuses every request its edge did not sign, but /healthz and
-	// /metrics: an origin reachable from beyond its edges (serve --role
-	// origin) would otherwise serve anyone as an anonymous caller that no
-	// edge counts against an allowance.
+	// EdgeOnly refuses every request its edge did not sign, but /healthz:
+	// an origin reachable from beyond its edges (serve --role origin) would
+	// otherwise serve anyone as an anonymous caller that no edge counts
+	// against an allowance.
 	EdgeOnly      bool
 	TokenKeys     token.Keys    // verifies bearer tokens the edge issued (AGENTREADY_TOKEN_KEYS); nil = not checked here
 	ReadTimeout   time.Duration // a whole request, headers and body, from its first byte (15 s)
@@ -423,6 +423,14 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	path := string(ctx.Path())
+	// One spelling per path: the edge forwards and signs the canonical one,
+	// so "//api/scan", "/api/./scan" or "/api/%73can" comes from elsewhere.
+	if orig := ctx.Request.URI().PathOriginal(); string(orig) != path {
+		err := apiErr(400, apierr.InvalidPath, "The path is not written in its one canonical form (no empty or dot segments, no percent-encoding); write it as /openapi.json does.")
+		writeError(ctx, err)
+		s.m.request("protocol", err.HTTPStatus())
+		return
+	}
 	c, err := s.resolveCaller(ctx)
 	if err != nil {
 		writeError(ctx, err) // resets the response: headers go after it
@@ -432,7 +440,7 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 		s.m.request("identity", err.HTTPStatus())
 		return
 	}
-	if s.cfg.EdgeOnly && len(ctx.Request.Header.Peek(identity.HeaderCaller)) == 0 && path != "/healthz" && path != "/metrics" {
+	if s.cfg.EdgeOnly && len(ctx.Request.Header.Peek(identity.HeaderCaller)) == 0 && path != "/healthz" {
 		err := apiErr(401, CodeInvalidIdentity, "This origin answers only requests its edge signed; send requests to the service's public address (its edge), not to an origin.")
 		writeError(ctx, err)
 		s.m.request("identity", err.HTTPStatus())
@@ -446,13 +454,13 @@ func (s *Server) Handle(ctx *fasthttp.RequestCtx) {
 	}
 	switch {
 	case r.methods == nil:
-		writeError(ctx, apiErr(404, CodeNotFound, "No endpoint at "+path+"; see /openapi.json for the API."))
+		writeError(ctx, apiErr(404, CodeNotFound, "No endpoint at this path; see /openapi.json for the API."))
 	case !ok:
 		allow := make([]string, 0, len(r.methods))
 		for m := range r.methods {
 			allow = append(allow, m)
 		}
-		writeError(ctx, apiErr(405, CodeMethodNotAllowed, string(ctx.Method())+" is not supported on "+path+"; use "+strings.Join(sortStrings(allow), " or ")+"."))
+		writeError(ctx, apiErr(405, CodeMethodNotAllowed, "This method is not supported here; use "+strings.Join(sortStrings(allow), " or ")+"."))
 		ctx.Response.Header.Set("Allow", strings.Join(sortStrings(allow), ", "))
 	case r.name == "/api/scan" && s.draining():
 		writeError(ctx, &apierr.Error{Status: 503, Code: CodeShuttingDown, Message: "This server is shutting down and takes no new scans; retry (another instance will answer).", RetryAfter: 1})
@@ -478,8 +486,6 @@ func (s *Server) route(path string) route {
 		return route{"/api/scan", map[string]func(*fasthttp.RequestCtx){"GET": s.getScan, "POST": s.postScan}}
 	case path == "/healthz":
 		return get("/healthz", s.healthz)
-	case path == "/metrics":
-		return get("/metrics", s.metrics)
 	case path == "/openapi.json":
 		return get("/openapi.json", s.openapi)
 	case path == x402.GatewayPath:
@@ -488,6 +494,8 @@ func (s *Server) route(path string) route {
 		return get("/api/screenshot", s.getScreenshot)
 	case path == "/api/report":
 		return get("/api/report", s.getReport)
+	case path == "/api/latest":
+		return get("/api/latest", s.getLatest)
 	case path == "/api/showcase":
 		return get("/api/showcase", s.getShowcase)
 	case path == "/api/mcp":
@@ -510,7 +518,7 @@ func (s *Server) route(path string) route {
 // edgeOnly answers the endpoints the edge serves itself (badges, tokens,
 // discovery documents) when a request reaches the origin directly.
 func edgeOnly(ctx *fasthttp.RequestCtx) {
-	writeError(ctx, apiErr(421, CodeServedByEdge, string(ctx.Path())+" is served by the edge, not the origin; call the service's public address (agentready serve, or the Worker)."))
+	writeError(ctx, apiErr(421, CodeServedByEdge, "This endpoint is served by the edge, not the origin; call the service's public address (agentready serve, or the Worker)."))
 }
 
 // audit records one scan-costing action with the acting caller, for operators
@@ -554,8 +562,21 @@ func (s *Server) resolveCaller(ctx *fasthttp.RequestCtx) (identity.Caller, *apie
 	edge, vouched := identity.Caller{}, false
 	if len(ctx.Request.Header.Peek(identity.HeaderCaller)) > 0 {
 		get := func(k string) string { return string(ctx.Request.Header.Peek(k)) }
-		if edge, _, vouched = identity.Verify(s.cfg.EdgeSecret, get, string(ctx.Method()), string(ctx.Path()), time.Now()); !vouched {
-			return identity.Caller{}, apiErr(401, CodeInvalidIdentity, "The request carries caller-identity headers that were not signed by this service's edge; send requests through the edge, without X-Agentready-Caller headers.")
+		signed := identity.Request{Method: string(ctx.Method()), Path: string(ctx.Path()), Query: string(ctx.URI().QueryString()), Body: ctx.PostBody()}
+		var nonce string
+		if edge, _, nonce, vouched = identity.Verify(s.cfg.EdgeSecret, get, signed, time.Now()); !vouched {
+			return identity.Caller{}, apiErr(401, CodeInvalidIdentity, "The request carries caller-identity headers that were not signed by this service's edge for this request; send requests through the edge, without X-Agentready-Caller headers.")
+		}
+		// Each signature is accepted once, by any origin sharing the store:
+		// headers captured between the edge and an origin cannot be sent again.
+		rctx, cancel := context.WithTimeout(s.base, screenshotStoreDeadline)
+		first, err := s.store.Replays().First(rctx, nonce, 2*identity.MaxSkew)
+		cancel()
+		switch {
+		case err != nil:
+			return identity.Caller{}, stateUnavailable(err)
+		case !first:
+			return identity.Caller{}, apiErr(401, CodeInvalidIdentity, "The request's caller identity was already used: the edge signs each request once. Send requests through the edge.")
 		}
 	}
 	if auth := string(ctx.Request.Header.Peek("Authorization")); auth != "" && len(s.cfg.TokenKeys) > 0 {
@@ -578,7 +599,9 @@ func (s *Server) resolveCaller(ctx *fasthttp.RequestCtx) (identity.Caller, *apie
 	if vouched {
 		return edge, nil
 	}
-	return identity.Caller{Tier: identity.Anonymous, Subject: ctx.RemoteIP().String()}, nil
+	// Reached directly (no edge): keyed as the edge keys addresses, an IPv6
+	// client by its /64.
+	return identity.Caller{Tier: identity.Anonymous, Subject: identity.AddressKey(ctx.RemoteIP().String(), identity.DefaultIPv6Prefix)}, nil
 }
 
 func (s *Server) serveMCP(ctx *fasthttp.RequestCtx) {
@@ -609,7 +632,14 @@ func (s *Server) MCPHandler() http.Handler { return s.mcp.Handler() }
 func (s *Server) serverCard(ctx *fasthttp.RequestCtx) {
 	ctx.SetContentType("application/json")
 	ctx.Response.Header.Set("Access-Control-Allow-Origin", "*")
-	ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	if s.cfg.BaseURL == "" {
+		// Its URLs come from the request's Host, which the caller chose: no
+		// shared cache may hand them to a request for another Host.
+		ctx.Response.Header.Set("Cache-Control", "private, max-age=3600")
+		ctx.Response.Header.Set("Vary", "Host")
+	} else {
+		ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	}
 	ctx.SetBody(s.mcp.Card(s.baseURL(ctx)))
 }
 
@@ -627,9 +657,24 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	ctx.SetBodyString(`{"status":"ok","store":"` + s.store.Name() + `","version":"` + s.cfg.Version + `","browser":` + s.shots.health() + `}`)
 }
 
-func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
-	var b bytes.Buffer
-	s.m.write(&b)
-	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-	ctx.SetBody(b.Bytes())
+// MetricsHandler answers GET /metrics with this origin's counters in the
+// Prometheus text format. It is for a listener of its own
+// (AGENTREADY_METRICS_ADDR), never the public one: the counters say how busy
+// the service is and which routes fail, which is the operator's to know.
+func (s *Server) MetricsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/metrics":
+			http.Error(w, "Not found: the metrics are at /metrics.", http.StatusNotFound)
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "Use GET or HEAD.", http.StatusMethodNotAllowed)
+		default:
+			var b bytes.Buffer
+			s.m.write(&b)
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			w.Write(b.Bytes())
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"reflect"
@@ -424,9 +425,20 @@ func TestIdempotencyRace(t *testing.T) {
 	}
 }
 
+// scrape reads the metrics as a scraper on AGENTREADY_METRICS_ADDR does.
+func scrape(t *testing.T, o *testOrigin) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	o.srv.MetricsHandler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if w.Code != 200 || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Fatalf("metrics: %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	return w.Body.String()
+}
+
 func metricValue(t *testing.T, o *testOrigin, name string) string {
-	_, b := get(t, o.URL+"/metrics")
-	for _, l := range strings.Split(string(b), "\n") {
+	b := scrape(t, o)
+	for _, l := range strings.Split(b, "\n") {
 		if f := strings.Fields(l); len(f) == 2 && f[0] == name {
 			return f[1]
 		}
@@ -536,8 +548,7 @@ func TestRoutesAndOperations(t *testing.T) {
 	if metricValue(t, o, "agentready_scan_cache_hits_total") != "1" || metricValue(t, o, "agentready_scan_duration_seconds_count") != "1" {
 		t.Error("metrics do not count one miss and one hit")
 	}
-	_, b = get(t, o.URL+"/metrics")
-	if !strings.Contains(string(b), `agentready_http_requests_total{route="/api/scan",status="200"} 2`) {
+	if b := scrape(t, o); !strings.Contains(b, `agentready_http_requests_total{route="/api/scan",status="200"} 2`) {
 		t.Errorf("request counter missing:\n%s", b)
 	}
 }
@@ -629,3 +640,66 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// The counters are the operator's: the public listener (and so an edge in
+// front of it) answers /metrics like any unknown path, signed or not, and
+// MetricsHandler, for a listener of its own, serves the Prometheus text.
+func TestMetricsNotOnThePublicListener(t *testing.T) {
+	for _, edgeOnly := range []bool{false, true} {
+		o := startOrigin(t, origin.Config{EdgeOnly: edgeOnly}, nil)
+		get(t, o.URL+"/healthz")
+		resp, b := get(t, o.URL+"/metrics")
+		if resp.StatusCode < 400 || strings.Contains(string(b), "agentready_http_requests_total") {
+			t.Errorf("EdgeOnly %v: the public listener answers /metrics %d: %.200s", edgeOnly, resp.StatusCode, b)
+		}
+		if m := scrape(t, o); !strings.Contains(m, `agentready_http_requests_total{route="/healthz",status="200"} 1`) {
+			t.Errorf("EdgeOnly %v: MetricsHandler does not count the health check:\n%s", edgeOnly, m)
+		}
+	}
+	o := startOrigin(t, origin.Config{}, nil)
+	for _, tc := range []struct {
+		method, path string
+		code         int
+	}{{"POST", "/metrics", 405}, {"GET", "/", 404}, {"GET", "/api/scan", 404}} {
+		w := httptest.NewRecorder()
+		o.srv.MetricsHandler().ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+		if w.Code != tc.code || strings.Contains(w.Body.String(), "agentready_") {
+			t.Errorf("metrics listener, %s %s: %d (want %d) %.100s", tc.method, tc.path, w.Code, tc.code, w.Body.String())
+		}
+	}
+}
+
+// Refusals never echo the request (docs/api.md, "Request limits"): not the
+// path of an unknown endpoint, the method refused, the path of an endpoint
+// the edge serves, nor the url to scan, which they call "the url" or "its
+// host" instead.
+func TestErrorsDoNotEchoTheRequest(t *testing.T) {
+	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: fetch.AddressPolicy{}}})
+	o := serveOrigin(t, origin.Config{}, embedded(t), sc)
+	for _, tc := range []struct {
+		method, target, code string
+		echo                 []string
+	}{
+		{"GET", "/zz-echo-7f3a", "not_found", []string{"zz-echo-7f3a"}},
+		{"GET", "/api/zz-echo-7f3a?x=1", "not_found", []string{"zz-echo-7f3a"}},
+		{"PATCH", "/api/report?url=example.com", "method_not_allowed", []string{"PATCH", "/api/report"}},
+		{"GET", "/.well-known/oauth-protected-resource", "served_by_edge", []string{"oauth-protected-resource"}},
+		{"GET", "/api/scan?format=json&url=" + url.QueryEscape("http://10.77.1.2:8080/"), "invalid_url", []string{"10.77.1.2"}},
+	} {
+		req, _ := http.NewRequest(tc.method, o.URL+tc.target, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if e := envelope(t, b); string(e.Code) != tc.code {
+			t.Errorf("%s %s: %d %s, want %s", tc.method, tc.target, resp.StatusCode, e.Code, tc.code)
+		}
+		for _, w := range tc.echo {
+			if strings.Contains(string(b), w) {
+				t.Errorf("%s %s: the answer echoes %q: %s", tc.method, tc.target, w, b)
+			}
+		}
+	}
+}

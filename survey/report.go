@@ -162,11 +162,8 @@ func Merge(dirs []string, out string) (*Adoption, error) {
 			m.Finished = &f
 		}
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
-	}
 	ad := total.adoption(m)
-	return ad, writeReports(out, ad)
+	return ad, writeMerged(out, ad)
 }
 
 // mergeWorkers adds up the directories of a queue's workers. The workers
@@ -268,11 +265,22 @@ func mergeWorkers(dirs []string, mans []*Manifest, out string) (*Adoption, error
 			m.Finished = &f
 		}
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
-	}
 	ad := total.adoption(m)
-	return ad, writeReports(out, ad)
+	return ad, writeMerged(out, ad)
+}
+
+// writeMerged writes a merge's reports into out, unless a run is writing
+// there.
+func writeMerged(out string, ad *Adoption) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("the output directory cannot be created: %w", err)
+	}
+	lock, err := lockDir(out)
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	return writeReports(out, ad)
 }
 
 func sameSkips(a, b *SkipCounts) bool {

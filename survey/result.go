@@ -107,6 +107,9 @@ const (
 	AdoptionFile = "adoption.json"
 	HTMLFile     = "report.html"
 	MarkdownFile = "report.md"
+	// LockFile is held (flock) by the run writing to the directory, and
+	// names its process.
+	LockFile = "survey.lock"
 )
 
 // maxResultLine bounds a line of results.ndjson when it is read back; the

@@ -119,6 +119,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
 	}
+	// Before anything is written: two runs appending to one results file
+	// would interleave their lines.
+	lock, err := lockDir(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.unlock()
 	info, total, _, err := prepass(cfg.List, cfg.Shard, filepath.Join(cfg.Out, SkippedFile))
 	if err != nil {
 		return nil, err

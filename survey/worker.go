@@ -42,6 +42,13 @@ func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
 	}
+	// Each worker has a directory of its own; two given the same one would
+	// interleave their lines and take each other's name.
+	lock, err := lockDir(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.unlock()
 	var loader queueMeta
 	if cfg.List != "" {
 		info, total, skipped, err := prepass(cfg.List, Shard{}, filepath.Join(cfg.Out, SkippedFile))

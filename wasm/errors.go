@@ -34,6 +34,7 @@ func originUnavailable(w http.ResponseWriter) {
 	writeError(w, apierr.OriginUnavailable, "The service behind the edge does not answer; retry shortly.")
 }
 
-// identityHeaders are the edge's identity headers (edge/identity): only the
-// module may state them, so a client's own are dropped before a forward.
-var identityHeaders = []string{"X-Agentready-Caller", "X-Agentready-Caller-Ts", "X-Agentready-Caller-Sig", "X-Agentready-Client-Ip", "X-Agentready-Minter", "X-Agentready-Peer"}
+// identityHeaders are the edge's identity headers (edge/identity) and the
+// host's own (abi): only the module may state them, so a client's own are
+// dropped before a forward.
+var identityHeaders = []string{"X-Agentready-Caller", "X-Agentready-Caller-Ts", "X-Agentready-Caller-Sig", "X-Agentready-Client-Ip", "X-Agentready-Minter", "X-Agentready-Nonce", "X-Agentready-Peer", "X-Agentready-Forward-Path"}

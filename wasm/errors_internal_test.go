@@ -26,7 +26,7 @@ func TestHostAnswersAreTheEdges(t *testing.T) {
 			t.Errorf("%s: host answers %d %v %s\nthe edge %d %v %s", name, host.Code, host.Header(), host.Body, want.Code, want.Header(), want.Body)
 		}
 	}
-	want := append(append([]string{}, identity.Headers...), abi.PeerHeader)
+	want := append(append([]string{}, identity.Headers...), abi.PeerHeader, abi.PathHeader)
 	if !reflect.DeepEqual(identityHeaders, want) {
 		t.Errorf("identity headers %v, the edge's are %v", identityHeaders, want)
 	}

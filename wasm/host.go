@@ -275,8 +275,16 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, body []byte, resp
 	for _, k := range identityHeaders {
 		r.Header.Del(k)
 	}
+	// The module routed and signed the canonical path; the origin takes
+	// only that spelling, so the host's copy of the client's request goes
+	// out under it.
+	if p := reqHeader.Get(abi.PathHeader); p != "" {
+		r.URL.Path, r.URL.RawPath = p, ""
+	}
 	for k, v := range reqHeader {
-		r.Header[k] = v
+		if k != abi.PathHeader {
+			r.Header[k] = v
+		}
 	}
 	hdr := w.Header()
 	for k, v := range respHeader {

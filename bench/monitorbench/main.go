@@ -182,8 +182,8 @@ func run() int {
 		start = time.Now()
 		fmt.Fprintf(os.Stderr, "warning: inserting took %s, %s past the due instant; raise -lead\n", insTook.Round(time.Millisecond), overran.Round(time.Millisecond))
 	}
-	missesBefore := metric(base, "agentready_scan_cache_misses_total")
-	failedBefore := metric(base, "agentready_scans_failed_total")
+	missesBefore := metric(srv, "agentready_scan_cache_misses_total")
+	failedBefore := metric(srv, "agentready_scans_failed_total")
 	for time.Now().Before(due) {
 		time.Sleep(time.Until(due)) // waiting for a wall-clock instant, not for work
 	}
@@ -235,8 +235,8 @@ func run() int {
 	close(done)
 	interWG.Wait()
 	runs := times.completed.Load()
-	misses := metric(base, "agentready_scan_cache_misses_total") - missesBefore - int64(during.fresh)
-	failed := metric(base, "agentready_scans_failed_total") - failedBefore
+	misses := metric(srv, "agentready_scan_cache_misses_total") - missesBefore - int64(during.fresh)
+	failed := metric(srv, "agentready_scans_failed_total") - failedBefore
 
 	evs, got := rcv.snapshot()
 	var firstAt, last time.Time
@@ -548,12 +548,12 @@ func interactive(target string, end time.Time, stop <-chan struct{}) result {
 	return r
 }
 
-// metric reads one counter from the origin's /metrics.
-func metric(base, name string) int64 {
-	resp := benchkit.Must(http.Get(base + "/metrics"))
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, l := range strings.Split(string(b), "\n") {
+// metric reads one counter from the origin's metrics (which it serves on a
+// listener of their own, never beside the API).
+func metric(srv *origin.Server, name string) int64 {
+	w := httptest.NewRecorder()
+	srv.MetricsHandler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	for _, l := range strings.Split(w.Body.String(), "\n") {
 		if v, ok := strings.CutPrefix(l, name+" "); ok {
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n

@@ -3,7 +3,11 @@
 // second at the default concurrency, the survey process's peak RSS at two
 // list sizes, its adoption report against the counts the web was built to
 // have, a kill -9 at a random moment then a resume (0 duplicates, 0
-// losses), and a 4-shard run merged against the one-machine run. With a
+// losses), and a 4-shard run merged against the one-machine run. The
+// memory runs (issue 29) survey lists of 10,000 and 100,000 sites of which
+// 90% are never answered, as with --allow-private: refused connections on
+// loopback, addresses the guard refuses, names that do not resolve; the
+// survey's peak RSS must not grow with them. With a
 // Redis (-queue, default $REDIS_URL) it also runs the large list as a
 // queue's survey: two workers at once, merged against the one-machine
 // run, then again with one worker killed at a random moment and started
@@ -11,7 +15,7 @@
 // program, re-executed), so its RSS and CPU are its own and the kill is
 // real.
 //
-//	go run ./bench/surveybench [-sites 10000] [-small 1000] [-kill 2000] [-shards 4] [-queue redis://…]
+//	go run ./bench/surveybench [-sites 10000] [-small 1000] [-kill 2000] [-shards 4] [-mem 10000,100000] [-mem-only] [-queue redis://…]
 //
 // It exits non-zero, saying what differs, when a report is not exactly the
 // expected one.
@@ -24,12 +28,14 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -57,13 +63,27 @@ func main() {
 	queueURL := flag.String("queue", os.Getenv("REDIS_URL"), "a Redis (REDIS_URL's syntax) for the queue's runs; empty leaves them out")
 	surveyName := flag.String("survey", "", "child: the queue's survey")
 	workerName := flag.String("worker", "", "child: the queue's worker")
+	memSizes := flag.String("mem", "10000,100000", "list sizes of the memory runs, comma-separated (empty: none)")
+	memOnly := flag.Bool("mem-only", false, "run only the memory runs")
+	mixed := flag.Bool("mixed", false, "child: a memory run's list (mixedResolver, --allow-private)")
 	flag.Parse()
 	if *child {
 		var q *survey.QueueConfig
 		if *surveyName != "" {
 			q = &survey.QueueConfig{URL: *queueURL, Survey: *surveyName, Worker: *workerName}
 		}
-		os.Exit(runChild(*list, *out, *shard, *addr, *concurrency, *timeout, q))
+		os.Exit(runChild(*list, *out, *shard, *addr, *concurrency, *timeout, q, *mixed))
+	}
+	var sizes []int
+	for _, f := range strings.Split(*memSizes, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 10 {
+				fmt.Fprintf(os.Stderr, "-mem: %q is not a list size (at least 10)\n", f)
+				os.Exit(2)
+			}
+			sizes = append(sizes, n)
+		}
 	}
 
 	web := benchkit.Must(synthweb.Start(*testdata))
@@ -82,6 +102,39 @@ func main() {
 		if err != nil {
 			failed = append(failed, what+": "+err.Error())
 		}
+	}
+
+	// The memory runs come first, so that -mem-only can stop after them.
+	// Their lists are mostly sites that never answer: what grew a survey's
+	// memory with its list before (issue 29).
+	var memRuns []run
+	for _, n := range sizes {
+		name := fmt.Sprintf("mem%d", n)
+		mlist, mwant := b.mixedList(name+".csv", n)
+		r := b.surveyMixed(mlist, name)
+		err := r.err
+		if err == nil {
+			err = compare(filepath.Join(tmp, name), mwant)
+		}
+		check(fmt.Sprintf("%d-site mixed report", n), err)
+		if err == nil {
+			os.RemoveAll(filepath.Join(tmp, name)) // 60 MB at 100,000 sites; kept when it differs
+		}
+		memRuns = append(memRuns, r)
+	}
+	row := func(m, budget, result string) { fmt.Printf("| %s | %s | %s |\n", m, budget, result) }
+	memRows := func() {
+		for i, n := range sizes {
+			r := memRuns[i]
+			row(fmt.Sprintf("%d listed sites, 90%% never answered (--allow-private): survey peak RSS", n), "≤ 300 MB, flat",
+				fmt.Sprintf("%.0f MB (%.1f s, %.0f sites/s; report %s)", r.rssMB, r.wall.Seconds(), r.rate(), verdict(failed, fmt.Sprintf("%d-site mixed", n))))
+		}
+	}
+	if *memOnly {
+		benchkit.Header(fmt.Sprintf("; memory runs only: each list is 10%% sites of the synthetic web and 30%% each refused (a closed loopback port), refused by the address guard (link-local and cloud metadata addresses), and unresolvable; concurrency %d; load average %s before, %s after", conc, load0, benchkit.LoadAverage(3)))
+		memRows()
+		exitIfFailed(failed, tmp)
+		return
 	}
 
 	smallList, smallWant := b.list("small.csv", *small)
@@ -149,11 +202,11 @@ func main() {
 
 	benchkit.Header(fmt.Sprintf("; the synthetic web (%d profiles, slow, hung, redirecting, unresolvable and soft-404 sites) served from the bench process on loopback over plain HTTP; concurrency %d; load average %s before, %s after the large run, %s at the end",
 		len(synthweb.Profiles), conc, load0, load1, load2))
-	row := func(m, budget, result string) { fmt.Printf("| %s | %s | %s |\n", m, budget, result) }
 	row(fmt.Sprintf("%d sites: wall time, sites/s", *small), "≥ 40/s", fmt.Sprintf("%.1f s, %.1f/s", r1.wall.Seconds(), r1.rate()))
 	row(fmt.Sprintf("%d sites: wall time, sites/s", *sites), "≥ 40/s", fmt.Sprintf("%.1f s, %.1f/s", r2.wall.Seconds(), r2.rate()))
 	row(fmt.Sprintf("%d sites: survey peak RSS", *small), "≤ 300 MB", fmt.Sprintf("%.0f MB", r1.rssMB))
 	row(fmt.Sprintf("%d sites: survey peak RSS", *sites), "≤ 300 MB", fmt.Sprintf("%.0f MB", r2.rssMB))
+	memRows()
 	row("survey CPU per site (user+system)", "", fmt.Sprintf("%.1f ms (%d sites)", r2.cpu.Seconds()*1000/float64(*sites), *sites))
 	row("adoption report against the web's known counts", "exact", verdict(failed, "report"))
 	row(fmt.Sprintf("kill -9 after %.1f s of %d sites, then resume", at.Seconds(), *killSites), "0 duplicates, 0 losses",
@@ -179,6 +232,10 @@ func main() {
 		row(fmt.Sprintf("queue: kill -9 of a worker after %.1f s, started again at once", kr.killAt.Seconds()), "0 losses, each site counted once",
 			fmt.Sprintf("%s; %d sites scanned twice (counted once); wall %.1f s", verdict(failed, "queue kill"), kr.rescans, kr.wall.Seconds()))
 	}
+	exitIfFailed(failed, tmp)
+}
+
+func exitIfFailed(failed []string, tmp string) {
 	if len(failed) > 0 {
 		// Kept for a look at the results (os.Exit skips the deferred removal).
 		fmt.Fprintf(os.Stderr, "\nFAILED (the surveys' directories are kept in %s):\n", tmp)
@@ -211,6 +268,7 @@ type bench struct {
 	dir         string
 	concurrency int
 	timeout     time.Duration
+	closedPort  int // a loopback port nothing listens on (refused connections)
 }
 
 // want is what a list was built to yield.
@@ -248,6 +306,91 @@ func (b *bench) list(name string, n int) (string, want) {
 	benchkit.Must(0, w.Flush())
 	benchkit.Must(0, f.Close())
 	return path, wt
+}
+
+// mixedList writes a ranked CSV of n sites of which one in ten is a site
+// of the synthetic web (site i/10, with its slow, hung, redirecting and
+// unresolvable kinds) and the others, three each, a name on a loopback
+// port nothing listens on (refused), a name that resolves to an address
+// the guard refuses whatever the flags (blocked), and a name that does not
+// resolve (mixedResolver); and what a survey of it must report.
+func (b *bench) mixedList(name string, n int) (string, want) {
+	if b.closedPort == 0 {
+		ln := benchkit.Must(net.Listen("tcp", "127.0.0.1:0"))
+		b.closedPort = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+	}
+	path := filepath.Join(b.dir, name)
+	f := benchkit.Must(os.Create(path))
+	w := bufio.NewWriter(f)
+	wt := want{sites: n, urls: map[string]bool{}, adoption: synthweb.NewExpected()}
+	unreachable := func(cause string) synthweb.Verdicts {
+		return synthweb.Verdicts{Error: "site_unreachable", Cause: cause}
+	}
+	fmt.Fprintln(w, "rank,domain")
+	for i := 1; i <= n; i++ {
+		var u string
+		var v synthweb.Verdicts
+		switch r := i % 10; {
+		case r == 0:
+			u, v = b.web.URL(i/10), b.exp.Of(synthweb.KindOf(i/10))
+		case r <= 3:
+			u, v = fmt.Sprintf("http://r%07d.test:%d/", i, b.closedPort), unreachable("refused")
+		case r <= 6:
+			u, v = fmt.Sprintf("http://b%07d.test/", i), unreachable("blocked")
+		default:
+			u, v = fmt.Sprintf("http://u%07d.test/", i), unreachable("dns")
+		}
+		fmt.Fprintf(w, "%d,%s\n", i, u)
+		wt.urls[u] = true
+		wt.adoption.Add(i, v)
+	}
+	benchkit.Must(0, w.Flush())
+	benchkit.Must(0, f.Close())
+	return path, wt
+}
+
+// mixedResolver resolves a memory run's names: r… to loopback, b… to a
+// link-local or cloud metadata address (refused before any connection,
+// --allow-private or not), u… to nothing, and the rest as the synthetic
+// web does.
+type mixedResolver struct{ web synthweb.Resolver }
+
+var blockedAddrs = []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("fd20:ce::254"), netip.MustParseAddr("169.254.7.7"), netip.MustParseAddr("fe80::a9fe:a9fe")}
+
+func (m mixedResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if len(host) == len("r0000001.test") && strings.HasSuffix(host, ".test") {
+		n, err := strconv.Atoi(host[1:8])
+		if err == nil {
+			switch host[0] {
+			case 'r':
+				return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}, nil
+			case 'b':
+				return []netip.Addr{blockedAddrs[n%len(blockedAddrs)]}, nil
+			case 'u':
+				return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+			}
+		}
+	}
+	return m.web.LookupNetIP(ctx, network, host)
+}
+
+// surveyMixed runs a memory run's survey in a child process.
+func (b *bench) surveyMixed(list, out string) run {
+	cmd := b.childCmd(list, out, "0/1")
+	cmd.Args = append(cmd.Args, "-mixed")
+	var outBuf strings.Builder
+	cmd.Stdout = &outBuf
+	start := time.Now()
+	err := cmd.Run()
+	r := run{wall: time.Since(start), err: err}
+	if st := cmd.ProcessState; st != nil {
+		r.rssMB = float64(st.SysUsage().(*syscall.Rusage).Maxrss) / 1024
+		r.cpu = st.UserTime() + st.SystemTime()
+	}
+	fmt.Sscanf(outBuf.String(), "done %d", &r.sites)
+	return r
 }
 
 type run struct {
@@ -298,19 +441,26 @@ func (b *bench) killAt(list, out string, d time.Duration) (int, bool) {
 	return strings.Count(string(data), "\n"), torn
 }
 
-func runChild(list, out, shard, addr string, concurrency int, timeout time.Duration, queue *survey.QueueConfig) int {
+func runChild(list, out, shard, addr string, concurrency int, timeout time.Duration, queue *survey.QueueConfig, mixed bool) int {
 	sh, err := survey.ParseShard(shard)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	ap := benchkit.Must(netip.ParseAddrPort(addr))
+	fc := fetch.Config{
+		Policy:    fetch.AddressPolicy{Allow: fetch.AllowList{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}},
+		Resolver:  synthweb.Resolver{Addr: ap.Addr()},
+		UserAgent: survey.UserAgent("bench", "https://example.org/surveybench"),
+	}
+	if mixed {
+		// As `agentready survey --allow-private`: loopback is admitted (the
+		// refused sites dial it), the guard still refuses the blocked ones.
+		fc.Policy = fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}
+		fc.Resolver = mixedResolver{web: synthweb.Resolver{Addr: ap.Addr()}}
+	}
 	cfg := survey.Config{List: list, Out: out, Shard: sh, Concurrency: concurrency, Timeout: timeout, Version: "bench", Queue: queue,
-		Engine: engine.Options{Fetch: fetch.Config{
-			Policy:    fetch.AddressPolicy{Allow: fetch.AllowList{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}},
-			Resolver:  synthweb.Resolver{Addr: ap.Addr()},
-			UserAgent: survey.UserAgent("bench", "https://example.org/surveybench"),
-		}}}
+		Engine: engine.Options{Fetch: fc}}
 	sum, err := survey.Run(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "survey:", err)

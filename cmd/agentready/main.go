@@ -103,6 +103,9 @@ Serve flags:
                      alike everywhere (env AGENTREADY_ROLE; docs/deploy.md)
   --origins URLS     role edge: the origins' base URLs, comma-separated; requests are
                      spread over those that answer their /healthz (env AGENTREADY_ORIGINS)
+  --metrics-addr A   serve the origin's Prometheus metrics (GET /metrics) on this address
+                     of its own, such as 127.0.0.1:9090; never on the public address
+                     (default: not served; env AGENTREADY_METRICS_ADDR)
   REDIS_URL selects the shared Redis state; docs/edge.md lists the other settings.
 
 Healthcheck flags:

@@ -78,6 +78,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	edgeWasm := fs.String("edge-wasm", envOr("AGENTREADY_EDGE_WASM", "bin/edge.wasm"), "the edge compiled to WebAssembly (make wasm); hosted with wazero in front of the origin. Empty: run the edge natively")
 	roleName := fs.String("role", envOr("AGENTREADY_ROLE", "all"), "all (edge and origin in one process), edge or origin (env AGENTREADY_ROLE)")
 	originList := fs.String("origins", os.Getenv("AGENTREADY_ORIGINS"), "role edge: the origins' base URLs, comma-separated (env AGENTREADY_ORIGINS)")
+	metricsAddr := fs.String("metrics-addr", os.Getenv("AGENTREADY_METRICS_ADDR"), "serve the origin's Prometheus metrics (GET /metrics) on this address of its own, e.g. 127.0.0.1:9090; empty: not served (env AGENTREADY_METRICS_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -119,7 +120,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	// paid deep scans get a second Chromium of their own (origin.Config.PaidBrowser).
 	svc, err := stack.Start(stack.Options{Addr: *addr, AllowPrivate: *allowPrivate, Allow: allow, Store: st, Env: os.Getenv, EdgeModule: module,
 		Origin: origin.Config{CacheTTL: *cacheTTL, Audit: audit}, Browser: &browser.Config{},
-		Role: role, Origins: splitList(*originList)})
+		Role: role, Origins: splitList(*originList), MetricsAddr: *metricsAddr})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
 		return 1
@@ -154,8 +155,20 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  --allow: %s may be reached although not public (tests and local runs only)\n", allow)
 	}
 	fmt.Fprintln(stdout, "  "+svc.PaymentMode())
+	switch {
+	case svc.MetricsURL != "":
+		fmt.Fprintf(stdout, "  metrics: %s (not on the public address)\n", svc.MetricsURL)
+	case *metricsAddr != "":
+		fmt.Fprintln(stdout, "  metrics: none in role edge (each origin serves its own on its AGENTREADY_METRICS_ADDR)")
+	}
 	if svc.EphemeralKeys() {
 		fmt.Fprintln(stdout, "  token keys generated for this run (set AGENTREADY_TOKEN_KEYS to keep tokens valid across restarts)")
+	}
+	for _, w := range startupWarnings(ctx, *addr, os.Getenv, redisOpenHosts) {
+		fmt.Fprintf(stderr, "agentready serve: warning: %s\n", w)
+	}
+	if w := baseURLWarning(role, *addr, os.Getenv); w != "" {
+		fmt.Fprintf(stderr, "agentready serve: warning: %s\n", w)
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)

@@ -6,8 +6,19 @@
 //   - the image's size, and its cold start: `docker run` to /healthz 200;
 //   - Chromium in the image renders (`agentready scan --render`), without and
 //     with its sandbox (the latter where seccomp lets it make namespaces);
+//   - the build context leaves out what .dockerignore says (secrets, local
+//     state), as docker build reads it;
 //   - deploy/compose.yaml (+ compose.test.yaml: the testkit container with the
-//     fixture site and a webhook receiver) comes up healthy;
+//     fixture site and a webhook receiver) comes up healthy, every container
+//     without capabilities, with no_new_privs, a read-only root and a
+//     process cap; Redis refuses a client without its password, which is on
+//     no command line, and publishes no port;
+//   - serve warns at start about a Redis that answers without the password
+//     its URL names, and about missing signing secrets on a public address,
+//     and the composition's processes warn about nothing;
+//   - the edge believes X-Forwarded-For from the composition's network
+//     (AGENTREADY_TRUSTED_PROXIES): each client behind the proxy has its own
+//     allowance;
 //   - through the edge: a scan as JSON and as Server-Sent Events, a
 //     screenshot, a monitor whose delivery the receiver gets and
 //     `agentready webhook verify` (in the image) accepts, and refuses once
@@ -34,6 +45,7 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +63,7 @@ var (
 	testkit     = flag.String("testkit", "agentready-testkit:latest", "the testkit image (deploy/testkit)")
 	redisImage  = flag.String("redis", "agentready-redis:latest", "the Redis image")
 	project     = flag.String("project", "agentready-deploytest", "the compose project name")
-	coldStarts  = flag.Int("cold-starts", 3, "how many times to time docker run to /healthz 200")
+	coldStarts  = flag.Int("cold-starts", 3, "how many times to time docker run to /healthz 200 (0: none)")
 	keep        = flag.Bool("keep", false, "leave the composition running after a failure (to look at it)")
 	composeBin  = flag.String("compose", "docker-compose", "the compose command (docker-compose, or \"docker compose\")")
 	buildSecs   = flag.String("build-seconds", "", "the image build time to report (deploy/image.sh measured it)")
@@ -78,13 +90,17 @@ func fail(format string, a ...any) { panic(failure{fmt.Sprintf(format, a...)}) }
 
 func main() {
 	flag.Parse()
-	env, err := writeEnv()
+	c := &composition{redisPassword: randomHex(32)}
+	var err error
+	if c.subnet, err = freeSubnet(); err == nil {
+		c.envFile, err = writeEnv(c)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deploytest:", err)
 		os.Exit(1)
 	}
+	env := c.envFile
 	defer os.RemoveAll(filepath.Dir(env))
-	c := &composition{envFile: env}
 	ok := func() (ok bool) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -132,6 +148,9 @@ func run(c *composition) {
 	}
 	coldStart()
 
+	step("the build context (.dockerignore)")
+	buildContext()
+
 	step("compose up (project %s)", *project)
 	t0 := time.Now()
 	c.compose("up", "-d")
@@ -139,6 +158,11 @@ func run(c *composition) {
 	receiver := "http://" + c.port("testkit", "9000")
 	waitHealthy(edge+"/healthz", 120*time.Second)
 	note("compose up to the edge's /healthz 200: %s (redis, testkit, two origins, edge; health checks in order)", since(t0))
+
+	step("hardening: capabilities, read-only roots, process caps, Redis's password")
+	hardening(c)
+	redisPassword(c)
+	startupWarnings(c)
 
 	step("Chromium in the image renders (scan --render, on the composition's network)")
 	renderInImage(c, false)
@@ -148,6 +172,7 @@ func run(c *composition) {
 	scanJSON(edge)
 	scanSSE(edge)
 	screenshot(edge)
+	trustedProxies(edge)
 
 	step("a monitor and its signed delivery")
 	mon := createMonitor(edge)
@@ -171,6 +196,8 @@ type composition struct {
 	envFile       string
 	up            bool
 	volumesBefore map[string]bool
+	redisPassword string
+	subnet        netip.Prefix
 }
 
 func volumes() map[string]bool {
@@ -272,20 +299,30 @@ func (c *composition) down() error {
 	return nil
 }
 
-// writeEnv writes the composition's settings: fresh shared secrets, a Redis
-// password (so that the password path is the one tested), allowances big
-// enough for the scans below, and the edge published on a free port.
-func writeEnv() (string, error) {
+// writeEnv writes the composition's settings: fresh shared secrets and Redis
+// password (compose requires all three), allowances big enough for the scans
+// below, the edge published on a free port, and the composition's network
+// with the edge trusting it as a reverse proxy's (as the example settings
+// do when the subnet is compose's default).
+func writeEnv(c *composition) (string, error) {
 	dir, err := os.MkdirTemp("", "agentready-deploytest")
 	if err != nil {
 		return "", err
 	}
+	trusted := c.subnet.String()
+	if c.subnet.String() == defaultSubnet {
+		if trusted, err = exampleSetting("AGENTREADY_TRUSTED_PROXIES"); err != nil {
+			return "", err
+		}
+	}
 	lines := []string{
 		"AGENTREADY_TOKEN_KEYS=t1:" + randomHex(32),
 		"AGENTREADY_EDGE_SECRET=" + randomHex(32),
-		"REDIS_PASSWORD=" + randomHex(16),
+		"REDIS_PASSWORD=" + c.redisPassword,
 		"AGENTREADY_FREE_DAILY=1000",
 		"AGENTREADY_PUBLISH=127.0.0.1:",
+		"AGENTREADY_SUBNET=" + c.subnet.String(),
+		"AGENTREADY_TRUSTED_PROXIES=" + trusted,
 	}
 	path := filepath.Join(dir, "agentready.env")
 	lines = append(lines, "AGENTREADY_ENV_FILE="+path) // the file names itself (deploy/compose.yaml)
@@ -301,6 +338,9 @@ func randomHex(n int) string {
 // --- single container
 
 func coldStart() {
+	if *coldStarts <= 0 { // -cold-starts 0: left out, e.g. on a machine too busy to time it
+		return
+	}
 	var times []time.Duration
 	for i := 0; i < *coldStarts; i++ {
 		name := fmt.Sprintf("%s-cold-%d", *project, i)

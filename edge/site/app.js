@@ -93,7 +93,10 @@
       if (applicable <= 0) li.appendChild(el("span", {"class": "lc", text: "not applicable to this site"}));
       else {
         li.appendChild(el("span", {"class": "lc"}, l.passed + " of " + applicable, el("span", {"class": "lw", text: " passed"}), state ? el("span", {"class": "ls", text: ", " + state}) : ""));
-        li.appendChild(el("span", {"class": "bar", "aria-hidden": "true"}, el("span", {style: "width:" + Math.min(100, Math.floor(100 * l.passed / applicable)) + "%"})));
+        // A rectangle's width is an attribute, not a style: the policy allows no inline style.
+        var bar = svg("svg", {"class": "bar", "aria-hidden": "true", focusable: "false"});
+        bar.appendChild(svg("rect", {width: Math.min(100, Math.floor(100 * l.passed / applicable)) + "%", height: "100%", rx: "4"}));
+        li.appendChild(bar);
       }
       ol.appendChild(li);
     });
@@ -345,6 +348,22 @@
     if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, function () { select(box); });
     else select(box);
     function select(b) { if (b.select) b.select(); }
+  }
+
+  // The homepage's scan form is a WebMCP tool: an agent in the browser calls
+  // it with a url and reads the JSON report. Registered here, not inline, so
+  // that the pages run under a policy that allows no inline script.
+  var mc = document.modelContext;
+  if (mc && mc.registerTool && document.querySelector("form[toolname]")) {
+    mc.registerTool({
+      name: "scan_site",
+      description: "Scan a website for AI-agent readiness; returns its score, level and the checks to fix.",
+      inputSchema: {type: "object", properties: {url: {type: "string", description: "The site to scan, such as example.com"}}, required: ["url"]},
+      execute: function (args) {
+        return fetch("/api/scan?format=json&url=" + encodeURIComponent(args.url)).then(function (r) { return r.text(); })
+          .then(function (text) { return {content: [{type: "text", text: text}]}; });
+      }
+    });
   }
 
   document.documentElement.className += " js";

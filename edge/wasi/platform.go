@@ -109,7 +109,12 @@ func (Platform) Forward(w http.ResponseWriter, r *http.Request, reqHeaders, resp
 	for k, v := range respHeaders {
 		h[k] = v
 	}
-	forwarding.asked, forwarding.req = true, reqHeaders
+	fwd := reqHeaders.Clone()
+	if fwd == nil {
+		fwd = http.Header{}
+	}
+	fwd.Set(abi.PathHeader, r.URL.Path) // the edge routed and signed this spelling
+	forwarding.asked, forwarding.req = true, fwd
 	w.WriteHeader(http.StatusOK)
 }
 

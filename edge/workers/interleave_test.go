@@ -42,7 +42,7 @@ func badgeSite(i int) string              { return "https://badge-" + strconv.It
 func badgeScore(i int) (int, int, string) { return 40 + i, i % 4, "name" + strconv.Itoa(i) }
 
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	caller, _, ok := identity.Verify([]byte(edgeSecret), r.Header.Get, r.Method, r.URL.Path, time.Now())
+	caller, _, _, ok := identity.Verify([]byte(edgeSecret), r.Header.Get, identity.Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}, time.Now())
 	if !ok || r.URL.Path != "/api/scan" {
 		http.Error(w, "not a signed scan", http.StatusForbidden)
 		return

@@ -11,8 +11,8 @@ import (
 // AllowList admits addresses the policy's rules would refuse, for tests and
 // local runs (AGENTREADY_ALLOW, serve --allow): one fixture, one receiver,
 // instead of every loopback and private address as AllowPrivate does.
-// Each entry admits exactly what it names; cloud metadata addresses stay
-// refused whatever the list says.
+// Each entry admits exactly what it names; cloud metadata and link-local
+// addresses stay refused whatever the list says (metadataEndpoints).
 type AllowList []AllowEntry
 
 // AllowEntry admits the addresses of Prefix: on Port only, when Port is set
@@ -28,8 +28,9 @@ const MaxAllowEntries = 256
 // ParseAllowList reads comma-separated entries: an IP address (10.0.0.7,
 // ::1), a CIDR (10.0.0.0/8, fd00::/8), or an address with a port
 // (127.0.0.1:8080, [::1]:8443). Host names are refused (they resolve to
-// whatever DNS says when the list is used), and so is an entry that is a
-// cloud metadata address. Blank entries are skipped.
+// whatever DNS says when the list is used), and so is an entry that holds
+// only cloud metadata or link-local addresses, which it could not admit.
+// Blank entries are skipped.
 func ParseAllowList(s string) (AllowList, error) {
 	var l AllowList
 	for _, raw := range strings.Split(s, ",") {
@@ -95,8 +96,14 @@ func parseAllowEntry(s string) (AllowEntry, error) {
 		a = a.Unmap()
 		e.Prefix = netip.PrefixFrom(a, a.BitLen())
 	}
-	if e.Prefix.IsSingleIP() && isMetadata(e.Prefix.Addr()) {
-		return bad("is a cloud metadata address, which is never admitted")
+	if onlyNeverScanned(e.Prefix) {
+		// Said here rather than at the first dial: the entry would admit
+		// nothing, and its author expects it to.
+		what := "holds only link-local addresses"
+		if e.Prefix.IsSingleIP() {
+			what = "is " + strings.TrimSuffix(neverScanned(e.Prefix.Addr()), neverWords)
+		}
+		return bad(what + ": cloud metadata and link-local addresses are never scanned, whatever the allow-list says")
 	}
 	return e, nil
 }
@@ -120,12 +127,13 @@ func (e AllowEntry) String() string {
 	return e.Prefix.String()
 }
 
-// admitsAddr reports an entry without a port that holds a.
+// admitsAddr reports an entry without a port that holds a. The policy
+// refuses metadata and link-local addresses before asking.
 func (l AllowList) admitsAddr(a netip.Addr) bool {
 	a = a.WithZone("").Unmap()
 	for _, e := range l {
 		if e.Port == 0 && e.Prefix.Contains(a) {
-			return !isMetadata(a)
+			return true
 		}
 	}
 	return false
@@ -136,38 +144,7 @@ func (l AllowList) admitsAddrPort(ap netip.AddrPort) bool {
 	a := ap.Addr().WithZone("").Unmap()
 	for _, e := range l {
 		if e.Port != 0 && e.Port == ap.Port() && e.Prefix.Contains(a) {
-			return !isMetadata(a)
-		}
-	}
-	return false
-}
-
-// metadataLinkLocal are link-local addresses that hand out cloud
-// credentials: instance metadata (AWS, GCP, Azure, Oracle…), the ECS task
-// and EKS pod identity agents. The link-local rule refuses them without an
-// allow-list; isMetadata keeps them refused with one.
-var metadataLinkLocal = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("169.254.170.2"),
-	netip.MustParseAddr("169.254.170.23"),
-}
-
-// isMetadata reports a cloud metadata address, in any spelling the guard
-// reads an IPv4 address from.
-func isMetadata(a netip.Addr) bool {
-	a = a.WithZone("").Unmap()
-	for _, list := range [][]netip.Addr{metadata, metadataLinkLocal} {
-		for _, m := range list {
-			if a == m {
-				return true
-			}
-		}
-	}
-	if a.Is6() {
-		for _, v4 := range embeddedV4(a) {
-			if isMetadata(v4) {
-				return true
-			}
+			return true
 		}
 	}
 	return false

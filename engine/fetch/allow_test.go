@@ -26,8 +26,9 @@ func TestParseAllowList(t *testing.T) {
 		"::ffff:127.0.0.1":                       "127.0.0.1", // an IPv4 address however spelt
 		"[::ffff:127.0.0.1]:80":                  "127.0.0.1:80",
 		"::ffff:10.0.0.0/104":                    "10.0.0.0/8",
-		"169.254.0.0/16":                         "169.254.0.0/16", // holds metadata, which stays refused
-		"192.0.2.10,192.0.2.10:9000,[fe80::1]:1": "192.0.2.10,192.0.2.10:9000,[fe80::1]:1",
+		"169.0.0.0/8":                            "169.0.0.0/8", // holds link-local space, which stays refused
+		"fe00::/7":                               "fe00::/7",    // holds fe80::/10, likewise
+		"192.0.2.10,192.0.2.10:9000,[fe00::1]:1": "192.0.2.10,192.0.2.10:9000,[fe00::1]:1",
 	}
 	for in, want := range ok {
 		l, err := ParseAllowList(in)
@@ -49,18 +50,32 @@ func TestParseAllowList(t *testing.T) {
 		"10.0.0.0/":              "not a valid CIDR",
 		"fe80::1%eth0":           "zone",
 		"[fe80::1%eth0]:80":      "zone",
-		"169.254.169.254":        "cloud metadata",
-		"169.254.169.254:80":     "cloud metadata",
-		"169.254.169.254/32":     "cloud metadata",
-		"::ffff:169.254.169.254": "cloud metadata",
-		"fd00:ec2::254":          "cloud metadata",
-		"100.100.100.200":        "cloud metadata",
+		"169.254.169.254":        "is a cloud metadata address",
+		"169.254.169.254:80":     "is a cloud metadata address",
+		"169.254.169.254/32":     "is a cloud metadata address",
+		"::ffff:169.254.169.254": "is a cloud metadata address",
+		"64:ff9b::a9fe:a9fe":     "is an IPv6 form of a cloud metadata address",
+		"fd00:ec2::254":          "is a cloud metadata address",
+		"[fd20:ce::254]:80":      "is a cloud metadata address",
+		"fd00:c1::a9fe:a9fe":     "is a cloud metadata address",
+		"100.100.100.200":        "is a cloud metadata address",
+		"192.0.0.192":            "is a cloud metadata address",
+		"169.254.1.1":            "is a link-local address",
+		"[fe80::1]:1":            "is a link-local address",
+		"169.254.0.0/16":         "holds only link-local addresses",
+		"169.254.8.0/24":         "holds only link-local addresses",
+		"fe80::/10":              "holds only link-local addresses",
 		"127.0.0.1;10.0.0.1":     "is not an IP address",
 	}
 	for in, want := range bad {
 		_, err := ParseAllowList(in)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "write an IP address") {
 			t.Errorf("ParseAllowList(%q) error %v, want one saying %q and what to write", in, err, want)
+		}
+		if strings.Contains(want, "metadata") || strings.Contains(want, "link-local") {
+			if err == nil || !strings.Contains(err.Error(), "are never scanned, whatever the allow-list says") {
+				t.Errorf("ParseAllowList(%q) error %v: it should say that these addresses are never scanned", in, err)
+			}
 		}
 	}
 	if _, err := ParseAllowList(strings.Repeat("10.0.0.1,", MaxAllowEntries+1)); err == nil || !strings.Contains(err.Error(), "CIDR") {
@@ -71,9 +86,10 @@ func TestParseAllowList(t *testing.T) {
 // An entry admits exactly what it names: an IP:port entry that port only
 // (whatever ports the policy admits), an IP or CIDR entry its addresses on
 // the ports the policy admits. Metadata addresses stay refused in every
-// spelling, even under an entry that holds everything.
+// spelling, and so is the rest of link-local space, even under an entry
+// that holds everything.
 func TestAllowListAdmitsExactlyWhatItNames(t *testing.T) {
-	list, err := ParseAllowList("127.0.0.1:8080, 10.1.0.0/16, ::1, 169.254.0.0/16")
+	list, err := ParseAllowList("127.0.0.1:8080, 10.1.0.0/16, ::1, 169.0.0.0/8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +109,8 @@ func TestAllowListAdmitsExactlyWhatItNames(t *testing.T) {
 		{"10.1.2.3:443", true, true},
 		{"10.1.2.3:8080", false, true},
 		{"10.2.0.1:443", false, false},
-		{"169.254.1.1:80", true, true},
+		{"169.253.1.1:80", true, true}, // public anyway
+		{"169.254.1.1:80", false, false},
 		{"169.254.169.254:80", false, false},
 		{"169.254.170.2:80", false, false},
 		{"[::ffff:169.254.169.254]:80", false, false},
@@ -215,7 +232,7 @@ func FuzzParseAllowList(f *testing.F) {
 			}
 		}
 		for _, e := range l {
-			if e.Port != 0 && p.CheckAddrPort(netip.AddrPortFrom(e.Prefix.Addr(), e.Port)) != nil && !isMetadata(e.Prefix.Addr()) {
+			if e.Port != 0 && p.CheckAddrPort(netip.AddrPortFrom(e.Prefix.Addr(), e.Port)) != nil {
 				t.Fatalf("%q: entry %s does not admit what it names", s, e)
 			}
 		}

@@ -212,19 +212,36 @@ func (a *account) close() {
 	}
 }
 
-// track gives a new session its account. A session that is dropped without
-// Close still returns its memory to the pool once it is garbage.
+// track gives a new session its account and its transport. A session that
+// is dropped without Close still returns its memory to the pool, and its
+// hold on a retired transport, once it is garbage.
 func (c *Client) track(s *Session) {
 	s.acct = newAccount(c.pool, c.cfg.MaxScanBytes, c.cfg.FreeScanBytes)
+	s.lease = &lease{c: c, gen: c.startSession()}
 	runtime.AddCleanup(s, func(a *account) { a.close() }, s.acct)
+	runtime.AddCleanup(s, func(l *lease) { l.end() }, s.lease)
 }
+
+// lease is a session's use of its Client's transport, ended once, by Close
+// or when the session is collected.
+type lease struct {
+	c    *Client
+	gen  *generation
+	once sync.Once
+}
+
+func (l *lease) end() { l.once.Do(func() { l.c.endSession(l.gen) }) }
 
 func (s *Session) account() *account { return s.acct }
 
-// Close ends the session's claim on the body budget: call it once the
-// responses are no longer needed (their bodies stay valid; they are just no
-// longer counted).
-func (s *Session) Close() { s.acct.close() }
+// Close ends the session's claim on the body budget and on its transport:
+// call it once the responses are no longer needed (their bodies stay valid;
+// they are just no longer counted). A session that is not closed lets both
+// go when it is collected.
+func (s *Session) Close() {
+	s.acct.close()
+	s.lease.end()
+}
 
 // Held reports the body bytes the session keeps, for tests and benchmarks.
 func (s *Session) Held() int64 {

@@ -65,9 +65,33 @@ func Defaults() Config {
 
 // Client owns the connection pool; it is safe for concurrent use by many scans.
 type Client struct {
-	cfg       Config
-	transport *http.Transport
-	pool      *pool // body memory shared by every session
+	cfg    Config
+	dialer *guardedDialer
+	pool   *pool // body memory shared by every session
+
+	mu  sync.Mutex
+	gen *generation // the transport new sessions use
+}
+
+// sessionsPerTransport is how many sessions share one http.Transport before
+// new ones get a fresh one. A Transport keeps, for every host it dialled and
+// never got a reusable connection to (a refused, blocked, unreachable or
+// unresolvable site), the request's wait for an idle connection until
+// another request to that host comes (net/http's idleConnWait, which "may
+// be kept arbitrarily long": golang/go#62227): a survey, or the service,
+// scanning ever new hosts grew by 1–5 KB per such site without end
+// (docs/benchmarks.md, "Survey"). A transport retired after this many
+// sessions is dropped, with what it kept, once its last session closes. A
+// scan's requests share connections within the scan; only the rare reuse
+// across scans of one host is lost at a turnover.
+const sessionsPerTransport = 256
+
+// generation is one Transport and the sessions that use it.
+type generation struct {
+	t        *http.Transport
+	sessions int  // sessions started on it
+	live     int  // of which not closed yet
+	retired  bool // no new session starts on it
 }
 
 // NewClient builds a Client; zero fields of cfg take their defaults.
@@ -100,36 +124,80 @@ func NewClient(cfg Config) *Client {
 	if cfg.PerHost <= 0 {
 		cfg.PerHost = d.PerHost
 	}
-	dialer := newGuardedDialer(cfg.Policy, cfg.RequestTimeout, cfg.Resolver)
+	c := &Client{cfg: cfg, dialer: newGuardedDialer(cfg.Policy, cfg.RequestTimeout, cfg.Resolver), pool: newPool(cfg.SharedBodyBytes)}
+	c.gen = &generation{t: c.newTransport()}
+	return c
+}
+
+func (c *Client) newTransport() *http.Transport {
 	var tlsConf *tls.Config
-	if cfg.TLS != nil {
-		tlsConf = cfg.TLS.Clone()
+	if c.cfg.TLS != nil {
+		tlsConf = c.cfg.TLS.Clone()
 	}
-	t := &http.Transport{
+	return &http.Transport{
 		Proxy:                  nil, // a proxy would dial on our behalf and bypass the address check
-		DialContext:            dialer.DialContext,
+		DialContext:            c.dialer.DialContext,
 		TLSClientConfig:        tlsConf,
 		ForceAttemptHTTP2:      true, // needed with a custom dialer; TLS still runs over the guarded connection
-		TLSHandshakeTimeout:    cfg.RequestTimeout,
-		ResponseHeaderTimeout:  cfg.RequestTimeout,
+		TLSHandshakeTimeout:    c.cfg.RequestTimeout,
+		ResponseHeaderTimeout:  c.cfg.RequestTimeout,
 		MaxResponseHeaderBytes: 64 << 10,
 		DisableCompression:     true, // we decompress ourselves, under the body cap
 		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    cfg.PerHost,
+		MaxIdleConnsPerHost:    c.cfg.PerHost,
 		IdleConnTimeout:        30 * time.Second,
 		// HTTP/2's defaults let the server send 4 MiB per stream (1 GiB per
 		// connection) that we buffer before reading: bound what one connection
 		// can park in memory to about one default body cap.
 		HTTP2: &http.HTTP2Config{MaxReceiveBufferPerConnection: 2 << 20, MaxReceiveBufferPerStream: 1 << 20},
 	}
-	return &Client{cfg: cfg, transport: t, pool: newPool(cfg.SharedBodyBytes)}
+}
+
+// startSession hands a new session the current transport, turning it over
+// after sessionsPerTransport sessions.
+func (c *Client) startSession() *generation {
+	c.mu.Lock()
+	var done *http.Transport
+	if c.gen.sessions >= sessionsPerTransport {
+		old := c.gen
+		old.retired = true
+		if old.live == 0 {
+			done = old.t
+		}
+		c.gen = &generation{t: c.newTransport()}
+	}
+	g := c.gen
+	g.sessions++
+	g.live++
+	c.mu.Unlock()
+	if done != nil {
+		done.CloseIdleConnections()
+	}
+	return g
+}
+
+// endSession closes a retired transport's connections once its last
+// session is done with them; the Transport, and what it kept, then go.
+func (c *Client) endSession(g *generation) {
+	c.mu.Lock()
+	g.live--
+	last := g.retired && g.live == 0
+	c.mu.Unlock()
+	if last {
+		g.t.CloseIdleConnections()
+	}
 }
 
 // Config returns the client's effective configuration.
 func (c *Client) Config() Config { return c.cfg }
 
 // CloseIdle releases pooled connections.
-func (c *Client) CloseIdle() { c.transport.CloseIdleConnections() }
+func (c *Client) CloseIdle() {
+	c.mu.Lock()
+	t := c.gen.t
+	c.mu.Unlock()
+	t.CloseIdleConnections()
+}
 
 // Request describes one fetch. Two Requests with the same Key share one round trip.
 type Request struct {
@@ -255,6 +323,7 @@ type Record struct {
 // Session is one scan's view of the network: a request cache and an account.
 type Session struct {
 	c       *Client
+	lease   *lease // its transport
 	mu      sync.Mutex
 	calls   map[string]*call
 	order   []*call
@@ -502,7 +571,7 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		for k, v := range req.Header {
 			hr.Header.Set(k, v)
 		}
-		hresp, err := s.c.transport.RoundTrip(hr)
+		hresp, err := s.lease.gen.t.RoundTrip(hr)
 		if probe != nil {
 			// Without a connection (DNS, refused, blocked) the protocol stays
 			// unknown: fall back to HTTP/1.x limits rather than probe serially.

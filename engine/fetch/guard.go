@@ -41,13 +41,14 @@ type AddressPolicy struct {
 	// AllowPrivate admits loopback, private (RFC 1918, ULA) and CGNAT addresses:
 	// the CLI user scanning their own dev server. Link-local, multicast,
 	// unspecified, reserved, documentation and cloud-metadata addresses stay
-	// refused even then.
+	// refused even then (metadataEndpoints: some are ULA or CGNAT addresses).
 	AllowPrivate bool
 	// AllowAnyPort admits ports other than 80 and 443.
 	AllowAnyPort bool
 	// Allow admits exactly the addresses (and ports) it lists although the
 	// rules above refuse them: the fixture of a test, a local receiver.
-	// Cloud metadata addresses stay refused.
+	// Cloud metadata and link-local addresses stay refused, even under
+	// 0.0.0.0/0 or ::/0.
 	Allow AllowList
 	// Opaque describes every refused address and every name that does not
 	// resolve alike (Describe, Explain, a Session's errors): the hosted
@@ -94,15 +95,6 @@ var (
 	// Inside 2000::/3 but not reachable web servers: documentation (old and
 	// RFC 9637), benchmarking, ORCHID and ORCHIDv2.
 	unroutableV6 = prefixes("2001:db8::/32", "3fff::/20", "2001:2::/48", "2001:10::/28", "2001:20::/28")
-
-	// Addresses cloud providers answer instance-metadata requests on, beyond
-	// 169.254.169.254 (which the link-local rule already refuses).
-	metadata = []netip.Addr{
-		netip.MustParseAddr("100.100.100.200"), // Alibaba
-		netip.MustParseAddr("168.63.129.16"),   // Azure WireServer (public space, host-local service)
-		netip.MustParseAddr("fd00:ec2::254"),   // AWS IPv6
-		netip.MustParseAddr("fd00:ec2::23"),    // AWS EKS pod identity agent, IPv6
-	}
 )
 
 // embeddedV4 returns the IPv4 addresses an IPv6 address carries in a form some
@@ -138,6 +130,9 @@ func embeddedV4(a netip.Addr) []netip.Addr {
 // An allow-list entry without a port admits its addresses here; one with a
 // port needs the port, so only CheckAddrPort applies it.
 func (p AddressPolicy) CheckAddr(a netip.Addr) error {
+	if what := neverScanned(a); what != "" {
+		return &BlockedError{Addr: a, What: what}
+	}
 	if p.Allow.admitsAddr(a) {
 		return nil
 	}
@@ -147,15 +142,11 @@ func (p AddressPolicy) CheckAddr(a netip.Addr) error {
 	return nil
 }
 
-// refuse names the kind of address a is when the policy refuses it, or "".
+// refuse names the kind of address a is when the policy refuses it, or "";
+// CheckAddr has refused what no setting admits (neverScanned) already.
 func (p AddressPolicy) refuse(a netip.Addr) string {
 	if !a.IsValid() {
 		return "not a valid address"
-	}
-	for _, m := range metadata {
-		if a == m {
-			return "a cloud metadata address"
-		}
 	}
 	if a.Is4() {
 		return p.refuse4(a)
@@ -207,11 +198,6 @@ func (p AddressPolicy) refuse(a netip.Addr) string {
 }
 
 func (p AddressPolicy) refuse4(a netip.Addr) string {
-	for _, m := range metadata {
-		if a == m {
-			return "a cloud metadata address"
-		}
-	}
 	switch {
 	case thisNet.Contains(a):
 		return "an unspecified (0.0.0.0/8) address"
@@ -252,6 +238,9 @@ func (p AddressPolicy) CheckPort(port int) error {
 // names exactly this address and port: what the guarded dialer asks of
 // every address it connects to.
 func (p AddressPolicy) CheckAddrPort(ap netip.AddrPort) error {
+	if what := neverScanned(ap.Addr()); what != "" {
+		return &BlockedError{Addr: ap.Addr(), What: what}
+	}
 	if p.Allow.admitsAddrPort(ap) {
 		return nil
 	}
@@ -265,11 +254,11 @@ func (p AddressPolicy) CheckAddrPort(ap netip.AddrPort) error {
 // on a user's behalf (the origin's headless browser proxies every request
 // through it), so one implementation guards them all. check sees the exact
 // address about to be connected to, after resolution, from the dialer's
-// Control hook (nothing is sent to a refused address), and its error is
-// returned, wrapped in a *net.OpError; policy.CheckAddrPort is the scanner's
-// check. Names resolve through r (nil: the system resolver), every address
-// is tried in turn, and hosts in a non-standard IPv4 notation are refused
-// with a *BlockedError.
+// Control hook (nothing is sent to a refused address), and once before the
+// socket is made; its error is returned, wrapped in a *net.OpError;
+// policy.CheckAddrPort is the scanner's check. Names resolve through r
+// (nil: the system resolver), every address is tried in turn, and hosts in
+// a non-standard IPv4 notation are refused with a *BlockedError.
 func GuardedDial(check func(netip.AddrPort) error, r Resolver, timeout time.Duration) func(ctx context.Context, network, address string) (net.Conn, error) {
 	if r == nil {
 		r = net.DefaultResolver
@@ -356,6 +345,16 @@ func (d *guardedDialer) dialResolved(ctx context.Context, network, host, port st
 	}
 	var first error
 	for i, a := range addrs {
+		ap := netip.AddrPortFrom(a.WithZone(""), uint16(p))
+		if err := d.check(ap); err != nil {
+			// Refused before a socket is made, so the refusal reads the
+			// same on a host without IPv6 (where making an IPv6 socket
+			// would fail first); the Control hook still checks every dial.
+			if first == nil {
+				first = &net.OpError{Op: "dial", Net: network, Addr: net.TCPAddrFromAddrPort(ap), Err: err}
+			}
+			continue
+		}
 		actx := ctx
 		if deadline, ok := ctx.Deadline(); ok {
 			share := time.Until(deadline) / time.Duration(len(addrs)-i)
@@ -366,7 +365,7 @@ func (d *guardedDialer) dialResolved(ctx context.Context, network, host, port st
 			actx, cancel = context.WithTimeout(ctx, share)
 			defer cancel()
 		}
-		c, err := d.dialer.DialContext(actx, network, netip.AddrPortFrom(a.WithZone(""), uint16(p)).String())
+		c, err := d.dialer.DialContext(actx, network, ap.String())
 		if err == nil {
 			return c, nil
 		}

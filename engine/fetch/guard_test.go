@@ -230,7 +230,7 @@ func TestRebindingIsRefusedAtDial(t *testing.T) {
 		t.Fatalf("after rebinding to metadata: %v, want a refusal", r.Err)
 	}
 	msg := r.Err.Error()
-	if !strings.Contains(msg, "rebind.test resolves to a link-local address") || strings.Contains(msg, "169.254") {
+	if !strings.Contains(msg, "rebind.test resolves to a cloud metadata address (link-local), which is never scanned") || strings.Contains(msg, "169.254") {
 		t.Errorf("message %q: should name the host and the kind of address, not the address", msg)
 	}
 	if n := hits.Load(); n != 1 {
@@ -387,8 +387,10 @@ func TestGuardedDialSharesTheGuard(t *testing.T) {
 		t.Fatalf("admitted dial: %v", err)
 	}
 	c.Close()
-	if len(seen) != 1 || seen[0].String() != "127.0.0.1:"+port {
-		t.Errorf("the check saw %v, want the resolved address", seen)
+	// Before the socket is made and again in the dialer's Control hook:
+	// the resolved address each time.
+	if len(seen) != 2 || seen[0].String() != "127.0.0.1:"+port || seen[1] != seen[0] {
+		t.Errorf("the check saw %v, want the resolved address, before the socket and at the connection", seen)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for accepted.Load() < 1 && time.Now().Before(deadline) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentready/agentready/edge"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/engine"
@@ -75,6 +76,10 @@ func (c client) do(method, path string, body string, hdr ...string) (*http.Respo
 	}
 	req, _ := http.NewRequest(method, c.base+path, rd)
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1] // the client sends this Host to the service's address
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := LoadContract(c.t).Client(c.t).Do(req) // every response is checked against /openapi.json
@@ -110,6 +115,8 @@ func Run(t *testing.T, start Start) {
 	c := client{t, base}
 	t.Run("discovery documents", func(t *testing.T) { discovery(t, c) })
 	t.Run("site pages", func(t *testing.T) { pages(t, c) })
+	t.Run("page security headers", func(t *testing.T) { pageSecurity(t, c) })
+	t.Run("Host header", func(t *testing.T) { hostHeader(t, c) })
 	t.Run("token issuance", func(t *testing.T) { tokens(t, c) })
 	t.Run("credentials", func(t *testing.T) { credentials(t, c) })
 	t.Run("badge", func(t *testing.T) { badges(t, c) })
@@ -180,7 +187,7 @@ func discovery(t *testing.T, c client) {
 
 func pages(t *testing.T, c client) {
 	resp, html := c.do("GET", "/", "", "Accept", "text/html")
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(resp.Header.Get("Link"), "service-desc") || resp.Header.Get("Vary") != "Accept" {
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(resp.Header.Get("Link"), "service-desc") || !strings.Contains(resp.Header.Get("Vary"), "Accept") {
 		t.Errorf("homepage: %d %v", resp.StatusCode, resp.Header)
 	}
 	resp, md := c.do("GET", "/", "", "Accept", "text/markdown")
@@ -189,6 +196,81 @@ func pages(t *testing.T, c client) {
 	}
 	if resp, _ := c.do("POST", "/llms.txt", "x"); resp.StatusCode != 405 {
 		t.Errorf("POST to a document: %d", resp.StatusCode)
+	}
+}
+
+// pageSecurity: every kind of HTML answer carries the edge's one policy
+// (edge/security.go), whichever build answers: the pages, a report page,
+// the note of a report that is not there, and the redirect of one without
+// a url.
+func pageSecurity(t *testing.T, c client) {
+	want := map[string]string{
+		"Content-Security-Policy": edge.ContentSecurityPolicy,
+		"Referrer-Policy":         edge.ReferrerPolicy,
+		"X-Content-Type-Options":  "nosniff",
+		"X-Frame-Options":         "DENY",
+	}
+	if !strings.Contains(want["Content-Security-Policy"], "frame-ancestors 'none'") || !strings.Contains(want["Content-Security-Policy"], "script-src 'self';") {
+		t.Fatalf("the policy admits framing or foreign scripts: %s", want["Content-Security-Policy"])
+	}
+	for _, p := range []struct {
+		method, path string
+		status       int
+	}{{"GET", "/", 200}, {"GET", "/docs", 200}, {"GET", "/how-we-score", 200}, {"GET", "/showcase", 200}, {"HEAD", "/", 200},
+		{"GET", "/report?url=never-scanned.example", 404}, {"GET", "/report", 303}} {
+		req, _ := http.NewRequest(p.method, c.base+p.path, nil)
+		req.Header.Set("Accept", "text/html")
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != p.status {
+			t.Errorf("%s %s: %d, want %d", p.method, p.path, resp.StatusCode, p.status)
+		}
+		for k, v := range want {
+			if got := resp.Header.Get(k); got != v {
+				t.Errorf("%s %s: %s %q, want %q", p.method, p.path, k, got, v)
+			}
+		}
+	}
+}
+
+// hostHeader: a Host the caller picks chooses nothing a page loads, and a
+// document that names the service by it is the asker's alone (private,
+// Vary: Host), never handed by the edge's cache to a request for another
+// Host. Without AGENTREADY_BASE_URL (native, wazero) the documents are built
+// from the Host; with it (Workers, whose fetch cannot pass a Host on) they
+// never name the one sent.
+func hostHeader(t *testing.T, c client) {
+	const evil = "evil.example"
+	var as struct{ Issuer string }
+	_, b := c.do("GET", "/.well-known/oauth-authorization-server", "", "Host", evil)
+	json.Unmarshal(b, &as)
+	fromHost := as.Issuer == "http://"+evil
+	t.Logf("documents built from the Host: %v (issuer %q)", fromHost, as.Issuer)
+	private := func(what string, resp *http.Response) {
+		t.Helper()
+		if cc := resp.Header.Get("Cache-Control"); fromHost && (!strings.HasPrefix(cc, "private") || !strings.Contains(resp.Header.Get("Vary"), "Host")) {
+			t.Errorf("%s from the Host: Cache-Control %q, Vary %q (want private, Vary: Host)", what, cc, resp.Header.Get("Vary"))
+		}
+	}
+	resp, b := c.do("GET", "/", "", "Host", evil, "Accept", "text/html")
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`<script src="/assets/app.js" defer>`)) || !bytes.Contains(b, []byte(`<link rel="stylesheet" href="/assets/app.css">`)) ||
+		bytes.Contains(b, []byte(`src="http`)) || bytes.Contains(b, []byte(`stylesheet" href="http`)) {
+		t.Errorf("the homepage asked with Host %s loads from elsewhere: %d %.600s", evil, resp.StatusCode, b)
+	}
+	private("the homepage", resp)
+	for _, p := range []string{"/.well-known/mcp.json", "/.well-known/api-catalog", "/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server", "/llms.txt"} {
+		resp, b := c.do("GET", p, "", "Host", evil)
+		if resp.StatusCode != 200 || bytes.Contains(b, []byte(evil)) != fromHost {
+			t.Errorf("%s with Host %s: %d, names the Host: %v, want %v: %.200s", p, evil, resp.StatusCode, !fromHost, fromHost, b)
+			continue
+		}
+		private(p, resp)
+		if _, own := c.do("GET", p, ""); bytes.Contains(own, []byte(evil)) {
+			t.Errorf("%s: the edge served %s's document to another Host: %.200s", p, evil, own)
+		}
 	}
 }
 
@@ -327,9 +409,16 @@ func routing(t *testing.T, c client) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-RateLimit-Limit") != "3" {
 		t.Errorf("forged identity through the edge: %d, limit %q: %s", resp.StatusCode, resp.Header.Get("X-RateLimit-Limit"), b)
 	}
-	resp, b = c.do("GET", "/api/nope", "")
-	if resp.StatusCode != 404 || envelope(t, b).Code != "not_found" || resp.Header.Get("RateLimit-Policy") == "" {
-		t.Errorf("unknown API path, routed to the origin with the allowance shown: %d %v", resp.StatusCode, resp.Header)
+	resp, b = c.do("GET", "/api/nope-4f1d", "")
+	if resp.StatusCode != 404 || envelope(t, b).Code != "not_found" || resp.Header.Get("RateLimit-Policy") == "" || strings.Contains(string(b), "nope-4f1d") {
+		t.Errorf("unknown API path, routed to the origin with the allowance shown, the path not echoed: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	// The origin's counters are the operator's (AGENTREADY_METRICS_ADDR):
+	// the edge answers /metrics itself, never forwarding it.
+	for _, p := range []string{"/metrics", "//metrics", "/api/../metrics"} {
+		if resp, b := c.do("GET", p, ""); resp.StatusCode != 404 || envelope(t, b).Code != "not_found" || strings.Contains(string(b), "agentready_http_requests_total") {
+			t.Errorf("GET %s through the edge: %d %.200s", p, resp.StatusCode, b)
+		}
 	}
 }
 

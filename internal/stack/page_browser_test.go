@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -75,6 +76,30 @@ func (p *page) poll(what, predicate string) {
 	value(p, what, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(25*time.Second)))
 }
 
+// cspWatch runs in every document of a watched tab before the page's own
+// scripts, keeping each Content-Security-Policy violation the document
+// reports: what the policy blocked is broken on the page (a script not
+// run, a style not applied), whether or not anything else shows it.
+const cspWatch = `window.__csp = []; document.addEventListener("securitypolicyviolation", e => window.__csp.push(e.effectiveDirective + " blocked " + (e.blockedURI || "?") + " at " + e.sourceFile + ":" + e.lineNumber));`
+
+// watchCSP makes every document the tab opens from now on keep its CSP violations.
+func (p *page) watchCSP() {
+	p.t.Helper()
+	if _, err := chromedp.Call(p.ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: cspWatch}); err != nil {
+		p.t.Fatalf("watch CSP violations: %v", err)
+	}
+}
+
+// cspClean fails unless the document in view reported no CSP violation
+// (and the watch ran in it).
+func (p *page) cspClean(what string) {
+	p.t.Helper()
+	got := value(p, "CSP violations on "+what, chromedp.Evaluate[[]string](`window.__csp || ["the CSP watch did not run in this document"]`))
+	if len(got) > 0 {
+		p.fatalf("the Content-Security-Policy blocked %d things on %s: %v", len(got), what, got)
+	}
+}
+
 type axeViolation struct {
 	ID     string   `json:"id"`
 	Impact string   `json:"impact"`
@@ -131,6 +156,7 @@ func TestScanPageInBrowser(t *testing.T) {
 		t.Fatalf("start Chromium: %v", err)
 	}
 	p := &page{t: t, ctx: tabCtx, dir: t.TempDir()}
+	p.watchCSP()
 
 	p.do("open /", chromedp.Navigate(svc.URL+"/"), chromedp.WaitVisible(chromedp.ID("scan-url")))
 	// The first Tab reaches the skip link, which appears when focused.
@@ -139,10 +165,14 @@ func TestScanPageInBrowser(t *testing.T) {
 		p.fatalf("the first Tab focuses %q, want the visible skip link", skip)
 	}
 	p.axe("/", string(axeSrc))
+	p.cspClean("/")
 
 	p.do("type the URL and press Enter", chromedp.SendKeys(chromedp.ID("scan-url"), s.URL+"\r"))
 	// The script then swaps in the edge's rendering of this very report.
 	p.poll("48 checks, the score, and the server's rendering", allChecksDone+` && document.getElementById("result").dataset.server === "1"`)
+	// The script drew the report (the ladder's bars included) before the
+	// swap: none of it, nor the swapped-in rendering, broke the policy.
+	p.cspClean("the streamed report")
 	if n := value(p, "count checks", chromedp.Evaluate[int](`document.querySelectorAll("#result section.checks li.check").length`)); n != 48 {
 		p.fatalf("%d checks rendered, want 48", n)
 	}
@@ -237,6 +267,7 @@ func TestScanPageInBrowser(t *testing.T) {
 	for _, path := range []string{"/showcase", "/how-we-score"} {
 		p.do("open "+path, chromedp.Navigate(svc.URL+path), chromedp.WaitVisible(chromedp.CSS("h1")))
 		p.axe(path, string(axeSrc))
+		p.cspClean(path)
 	}
 
 	// The same URL without JavaScript: the edge's HTML carries the score.
@@ -260,6 +291,7 @@ func TestScanPageInBrowser(t *testing.T) {
 	p.poll("the second scan finishes", allChecksDone)
 	p.do("scan over the allowance", chromedp.Click(chromedp.ID("rescan")))
 	refusal := value(p, "read the refusal", chromedp.Text(chromedp.ID("refusal"), chromedp.NodeVisible))
+	p.cspClean("the report after two scans and a refusal")
 	for _, w := range []string{"0 of 2 free scans remain", "reset in", "/api/agent/token", "deep scan"} {
 		if !strings.Contains(refusal, w) {
 			p.fatalf("the 402 explanation lacks %q: %s", w, refusal)

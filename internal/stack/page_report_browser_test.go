@@ -106,6 +106,7 @@ func TestReportPageInBrowser(t *testing.T) {
 		t.Fatalf("start Chromium: %v", err)
 	}
 	p := &page{t: t, ctx: tabCtx, dir: t.TempDir()}
+	p.watchCSP()
 	report := svc.URL + "/report?url=" + q
 
 	for _, v := range []struct {
@@ -130,6 +131,7 @@ func TestReportPageInBrowser(t *testing.T) {
 		if steps != 3 {
 			p.fatalf("%s: Fix next shows %d steps, want 3", v.name, steps)
 		}
+		p.cspClean(v.name + ": the report")
 		// The thumbnail opens the screenshot full size.
 		if href := value(p, "the thumbnail's link", chromedp.Evaluate[string](`document.querySelector("#shot a").href`)); href != svc.URL+"/api/screenshot?url="+url.QueryEscape(served.URL) {
 			p.fatalf("%s: the thumbnail links to %q", v.name, href)
@@ -168,6 +170,7 @@ func TestReportPageInBrowser(t *testing.T) {
 	if n := value(p, "count rows", chromedp.Evaluate[int](visibleChecks)); n != 48 {
 		p.fatalf("the all filter shows %d checks", n)
 	}
+	p.cspClean("the report after copying and filtering")
 
 	// The icons exist: Chromium's own request for them (and every other
 	// request of the pages) logs no error.
@@ -204,12 +207,14 @@ func TestReportPageInBrowser(t *testing.T) {
 		for _, f := range []string{"all", "failed", "partial", "passed", "na"} {
 			p.do("open the report, filter "+f, chromedp.Navigate(report+"&filter="+f), chromedp.WaitVisible(chromedp.ID("gauge")))
 			p.axe("the report, filter "+f+" ("+scheme+")", string(axeSrc))
+			p.cspClean("the report, filter " + f)
 		}
 	}
 	setScheme(t, tabCtx, "light")
-	for _, path := range []string{"/showcase", "/how-we-score"} {
+	for _, path := range []string{"/showcase", "/how-we-score", "/docs"} {
 		p.do("open "+path, chromedp.Navigate(svc.URL+path), chromedp.WaitVisible(chromedp.CSS("h1")))
 		p.axe(path, string(axeSrc))
+		p.cspClean(path)
 	}
 
 	// Without JavaScript: the same score, Fix next, 48 checks, and the filter as links.

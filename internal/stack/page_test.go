@@ -90,7 +90,7 @@ func TestResultPage(t *testing.T) {
 
 	for _, path := range []string{"/?url=", "/report?url="} {
 		resp, b = get(t, svc.URL+path+q)
-		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Vary") != "Accept" {
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(resp.Header.Get("Vary"), "Accept") {
 			t.Fatalf("%s: %d %v", path, resp.StatusCode, resp.Header)
 		}
 		m := scoreRe.FindSubmatch(b)
@@ -185,7 +185,7 @@ func TestResultPageHostileInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Body.Close()
-	if r.StatusCode != 303 || r.Header.Get("Location") != svc.URL+"/" {
+	if r.StatusCode != 303 || r.Header.Get("Location") != "/" {
 		t.Errorf("/report without url: %d %q", r.StatusCode, r.Header.Get("Location"))
 	}
 	req, _ := http.NewRequest(http.MethodPut, svc.URL+"/report?url=example.com", nil)
@@ -280,7 +280,7 @@ func TestGeneratedPages(t *testing.T) {
 
 	for _, p := range []struct{ path, ldType string }{{"/how-we-score", "TechArticle"}, {"/showcase", "CollectionPage"}} {
 		resp, b := get(t, svc.URL+p.path, "Accept", "text/html")
-		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Vary") != "Accept" {
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(resp.Header.Get("Vary"), "Accept") {
 			t.Fatalf("%s: %d %v", p.path, resp.StatusCode, resp.Header)
 		}
 		if n := len(h1Re.FindAll(b, -1)); n != 1 {
@@ -309,7 +309,7 @@ func TestGeneratedPages(t *testing.T) {
 				}
 			}
 		case "/showcase":
-			row := `<a href="` + html.EscapeString(svc.URL+"/report?url="+url.QueryEscape(rep.URL)) + `">`
+			row := `<a href="` + html.EscapeString("/report?url="+url.QueryEscape(rep.URL)) + `">`
 			if !bytes.Contains(b, []byte(row)) || !bytes.Contains(b, []byte("<td>"+strconv.Itoa(rep.Score.Value)+"</td>")) {
 				t.Errorf("/showcase lacks the scanned site with score %d: %.2000s", rep.Score.Value, b)
 			}
@@ -342,17 +342,17 @@ func TestScanWithoutJavaScript(t *testing.T) {
 	}
 	q := url.QueryEscape(s.URL)
 	_, b := get(t, svc.URL+"/report?url="+q)
-	if !bytes.Contains(b, []byte(`<form id="scan-now" method="post" action="`+html.EscapeString(svc.URL+"/report?url="+q)+`">`)) {
+	if !bytes.Contains(b, []byte(`<form id="scan-now" method="post" action="`+html.EscapeString("/report?url="+q)+`">`)) {
 		t.Fatalf("the no-report page has no scan button: %.1500s", b)
 	}
 	if resp, b := post(svc.URL+"/report?url="+q, "Origin", "https://evil.example"); resp.StatusCode != 403 || scoreRe.Match(b) {
 		t.Errorf("cross-site post: %d", resp.StatusCode)
 	}
 	resp, _ := post(svc.URL + "/report?url=" + q)
-	if resp.StatusCode != 303 || resp.Header.Get("Location") != svc.URL+"/report?url="+q || resp.Header.Get("RateLimit-Remaining") != "2" {
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/report?url="+q || resp.Header.Get("RateLimit-Remaining") != "2" {
 		t.Fatalf("post: %d %q, %s remaining", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("RateLimit-Remaining"))
 	}
-	_, page := get(t, resp.Header.Get("Location"))
+	_, page := get(t, svc.URL+resp.Header.Get("Location"))
 	var rep report.Result
 	_, raw := get(t, svc.URL+"/api/report?url="+q)
 	json.Unmarshal(raw, &rep)
@@ -360,7 +360,7 @@ func TestScanWithoutJavaScript(t *testing.T) {
 		t.Errorf("after the post the page shows %q, the report %d", m, rep.Score.Value)
 	}
 	// "Scan again" is a fresh scan through the same form.
-	if !bytes.Contains(page, []byte(`action="`+html.EscapeString(svc.URL+"/report?url="+url.QueryEscape(rep.URL))+`&amp;fresh=1"><button type="submit" id="rescan"`)) {
+	if !bytes.Contains(page, []byte(`action="`+html.EscapeString("/report?url="+url.QueryEscape(rep.URL))+`&amp;fresh=1"><button type="submit" id="rescan"`)) {
 		t.Errorf("no scan-again form: %.3000s", page)
 	}
 	post(svc.URL + "/report?url=" + q + "&fresh=1")

@@ -104,6 +104,11 @@ type Options struct {
 	// X-Forwarded-For names the caller (proxies.go); also read from
 	// AGENTREADY_TRUSTED_PROXIES.
 	TrustedProxies []netip.Prefix
+	// MetricsAddr is where the origin's Prometheus metrics are served
+	// (GET /metrics), on a listener of its own; also read from
+	// AGENTREADY_METRICS_ADDR. Empty: no metrics listener. The public
+	// listener never serves them (nor does an edge forward them).
+	MetricsAddr string
 }
 
 func (o *Options) limits() error {
@@ -125,6 +130,9 @@ func (o *Options) limits() error {
 		}
 		o.TrustedProxies = p
 	}
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = o.Env("AGENTREADY_METRICS_ADDR")
+	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = 10 * time.Second
 	}
@@ -141,15 +149,19 @@ func (o *Options) limits() error {
 type Stack struct {
 	URL       string // the public (edge) base URL
 	OriginURL string
-	Origin    *origin.Server
-	Edge      http.Handler // the native handler, or the wazero host of the module (nil with RoleOrigin)
-	Wasm      bool
-	Role      Role
-	edgeSrv   *http.Server
-	host      *wasm.Host
-	balancer  *edgehost.Balancer // RoleEdge
-	payment   origin.PaymentMode
-	ephemeral bool
+	// MetricsURL is the metrics listener's /metrics ("" without one:
+	// Options.MetricsAddr unset, or RoleEdge, which has no origin to count).
+	MetricsURL string
+	Origin     *origin.Server
+	Edge       http.Handler // the native handler, or the wazero host of the module (nil with RoleOrigin)
+	Wasm       bool
+	Role       Role
+	edgeSrv    *http.Server
+	metrics    *http.Server
+	host       *wasm.Host
+	balancer   *edgehost.Balancer // RoleEdge
+	payment    origin.PaymentMode
+	ephemeral  bool
 	// feePayerMissing: payments are on, but the facilitator did not name a
 	// fee payer at start (the edge's 402s then carry none).
 	feePayerMissing bool
@@ -272,9 +284,13 @@ func Start(o Options) (*Stack, error) {
 	if o.Role == RoleOrigin {
 		o.Origin.EdgeOnly = true // reachable by the edges, so by others too: it serves only what an edge signed
 		st.Origin = origin.New(o.Origin, o.Store, sc)
+		if err := st.serveMetrics(o.MetricsAddr); err != nil {
+			st.stopOrigin()
+			return nil, err
+		}
 		ln, err := net.Listen("tcp", o.Addr)
 		if err != nil {
-			st.Origin.Shutdown(context.Background())
+			st.stopOrigin()
 			return nil, fmt.Errorf("cannot listen on %s: %w (is another server using the port?)", o.Addr, err)
 		}
 		go st.Origin.Serve(ln)
@@ -291,8 +307,13 @@ func Start(o Options) (*Stack, error) {
 		st.OriginURL, toOrigin = st.balancer.URL(), st.balancer
 	} else {
 		st.Origin = origin.New(o.Origin, o.Store, sc)
+		if err := st.serveMetrics(o.MetricsAddr); err != nil {
+			st.stopOrigin()
+			return nil, err
+		}
 		oln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
+			st.stopOrigin()
 			return nil, err
 		}
 		go st.Origin.Serve(oln)
@@ -330,6 +351,7 @@ func Start(o Options) (*Stack, error) {
 	} else {
 		plat, err := native.New(st.OriginURL, o.Origin.Limiter, dial)
 		if err != nil {
+			st.stopOrigin()
 			return nil, err
 		}
 		st.Edge = edge.New(cfg, plat)
@@ -373,6 +395,9 @@ func (s *Stack) Shutdown(ctx context.Context) error {
 	if s.edgeSrv != nil {
 		err = s.edgeSrv.Shutdown(ctx)
 	}
+	if s.metrics != nil {
+		s.metrics.Close() // a scrape is short: nothing to drain
+	}
 	if s.Origin != nil {
 		if oerr := s.Origin.Shutdown(ctx); err == nil {
 			err = oerr
@@ -389,6 +414,9 @@ func (s *Stack) Shutdown(ctx context.Context) error {
 
 // stopOrigin undoes a start that failed half way.
 func (s *Stack) stopOrigin() {
+	if s.metrics != nil {
+		s.metrics.Close()
+	}
 	if s.Origin != nil {
 		s.Origin.Shutdown(context.Background())
 	}
@@ -449,4 +477,21 @@ func keyString(ks token.Keys) string {
 func (o *Options) policy() fetch.AddressPolicy {
 	return fetch.AddressPolicy{AllowPrivate: o.AllowPrivate, AllowAnyPort: o.AllowPrivate, Allow: o.Allow,
 		Opaque: !o.AllowPrivate && len(o.Allow) == 0}
+}
+
+// serveMetrics serves the origin's metrics on addr, a listener of their own
+// (nothing when addr is empty), so that the public address never shows them.
+func (s *Stack) serveMetrics(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("AGENTREADY_METRICS_ADDR: cannot listen on %s: %w (is another server using the port? or unset it for no metrics listener)", addr, err)
+	}
+	s.MetricsURL = "http://" + ln.Addr().String() + "/metrics"
+	s.metrics = &http.Server{Handler: s.Origin.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+	go s.metrics.Serve(ln)
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/mdtext"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
@@ -109,6 +110,7 @@ func New(d Deps, trustedOrigins ...string) (*Server, error) {
 			Capabilities:              Capabilities(),
 			SupportedProtocolVersions: ProtocolVersions,
 		})
+	s.sdk.AddReceivingMiddleware(inertToolText)
 	if err := s.register(); err != nil {
 		return nil, err
 	}
@@ -137,6 +139,27 @@ func New(d Deps, trustedOrigins ...string) (*Server, error) {
 	}
 	s.raw, s.h = h, cop.Handler(&transportGuard{next: h, args: args})
 	return s, nil
+}
+
+// inertToolText rewrites the text of every tool result with mdtext.JSON.
+// The text is the result's JSON, and its strings carry what sites chose
+// (titles, names, URLs, messages quoting them); clients show it to people
+// and models, often rendered as markdown. Rewritten, it decodes to the same
+// value, but renders no link, image, code span or HTML a site wrote, and
+// shows bidi and zero-width characters as \u escapes. Text that is not JSON
+// (an error's sentence) is left as it is.
+func inertToolText(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
+			for _, c := range r.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					tc.Text = string(mdtext.JSON([]byte(tc.Text)))
+				}
+			}
+		}
+		return res, err
+	}
 }
 
 // Handler serves POST /api/mcp. Every refusal, down to a wrong method (405,

@@ -91,6 +91,8 @@ type Embedded struct {
 	marksMu sync.Mutex
 	marks   map[[blobHash]byte]bool
 
+	replays *memReplays
+
 	histMu        sync.Mutex
 	histPending   map[string][]byte // url → outcome recorded, not yet committed (boltHistory)
 	seriesPending map[string][]byte // url → its series as the records not yet committed leave it
@@ -156,7 +158,7 @@ func openEmbedded(dir string, o embeddedOptions) (*Embedded, error) {
 		o.now = time.Now
 	}
 	e := &Embedded{db: db, now: o.now, writes: make(chan *write, 256), committed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
-		marks: map[[blobHash]byte]bool{}}
+		marks: map[[blobHash]byte]bool{}, replays: newMemReplays(o.now)}
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil && tx.Bucket(bucketKV) != nil {
@@ -200,6 +202,7 @@ func (e *Embedded) Idempotency() Idempotency       { return idempotency{e} }
 func (e *Embedded) Screenshots() Screenshots       { return screenshots{e} }
 func (e *Embedded) Monitors() Monitors             { return monitors{boltTx{e}, embeddedLayout} }
 func (e *Embedded) History() History               { return boltHistory{e} }
+func (e *Embedded) Replays() Replays               { return e.replays }
 func (e *Embedded) Close() error {
 	close(e.stop)
 	<-e.done

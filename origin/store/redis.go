@@ -310,6 +310,7 @@ func (r *Redis) Ping(ctx context.Context) error {
 }
 func (r *Redis) ScanCache() ScanCache     { return scanCache{r} }
 func (r *Redis) Idempotency() Idempotency { return idempotency{r} }
+func (r *Redis) Replays() Replays         { return kvReplays{r} }
 func (r *Redis) Screenshots() Screenshots { return screenshots{r} }
 func (r *Redis) Monitors() Monitors       { return monitors{redisTx{r}, redisLayout} }
 func (r *Redis) History() History         { return redisHistory{r} }

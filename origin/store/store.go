@@ -39,6 +39,7 @@ type Backend interface {
 	Screenshots() Screenshots
 	Monitors() Monitors
 	History() History
+	Replays() Replays
 	Ping(ctx context.Context) error
 	Name() string // "embedded" or "redis"
 	Close() error

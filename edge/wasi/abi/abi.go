@@ -26,4 +26,9 @@ package abi
 const (
 	HostModule = "agentready"
 	PeerHeader = "X-Agentready-Peer" // the client address, set by the host
+	// PathHeader, in a forward frame's headers, is the path the module
+	// routed and signed (the canonical one): the host forwards its copy of
+	// the request under it, since the origin takes only that spelling. The
+	// host never forwards the header itself, nor a client's.
+	PathHeader = "X-Agentready-Forward-Path"
 )
