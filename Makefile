@@ -113,8 +113,12 @@ vet:
 # go test -json through internal/testsummary: package lines, failed tests in
 # full, then "N passed, N failed, N skipped" alone on a line and every skip
 # with its reason. Exits non-zero when a test or a build failed.
+# Packages run one at a time (-p 1): several start their own servers, origin
+# processes and Chromium, and two such packages at once on a 2-core machine
+# starve each other past the deadlines their tests poll with (the monitor
+# kill tests' runs fell behind their cadence).
 unit:
-	$(GO) run ./internal/testsummary -go $(GO) -race -count=1 ./...
+	$(GO) run ./internal/testsummary -go $(GO) -race -count=1 -p 1 ./...
 
 # Each fuzz target briefly (FUZZTIME=2s); `make fuzz-long` runs them for a minute each.
 # Go's fuzzing engine sometimes ends a run whose time is up with a bare "context
