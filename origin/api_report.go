@@ -18,9 +18,8 @@ import (
 // it without spending anyone's allowance. The report comes with the site's
 // history and its plan (reportExtra).
 func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
-	url, aerr := s.scans.validateURL(string(ctx.QueryArgs().Peek("url")))
-	if aerr != nil {
-		writeError(ctx, aerr)
+	url, ok := s.siteQuery(ctx)
+	if !ok {
 		return
 	}
 	c, cancel := context.WithTimeout(s.base, screenshotStoreDeadline)
@@ -154,9 +153,8 @@ type Latest struct {
 // It never scans and spends nothing: the badge reads it before it would
 // scan, so a badge shows a site's score without a free scan.
 func (s *Server) getLatest(ctx *fasthttp.RequestCtx) {
-	url, aerr := s.scans.validateURL(string(ctx.QueryArgs().Peek("url")))
-	if aerr != nil {
-		writeError(ctx, aerr)
+	url, ok := s.siteQuery(ctx)
+	if !ok {
 		return
 	}
 	c, cancel := context.WithTimeout(s.base, screenshotStoreDeadline)

@@ -55,10 +55,20 @@ func freshRequested(ctx *fasthttp.RequestCtx) bool {
 	return f == "1" || f == "true"
 }
 
-func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
+// siteQuery is the site a GET names in ?url=, normalised as a scan's key;
+// a missing or invalid one is answered here, and ok is false.
+func (s *Server) siteQuery(ctx *fasthttp.RequestCtx) (url string, ok bool) {
 	url, aerr := s.scans.validateURL(string(ctx.QueryArgs().Peek("url")))
 	if aerr != nil {
 		writeError(ctx, aerr)
+		return "", false
+	}
+	return url, true
+}
+
+func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
+	url, ok := s.siteQuery(ctx)
+	if !ok {
 		return
 	}
 	asJSON, aerr := wantsJSON(ctx)
