@@ -296,7 +296,7 @@ func (sh *shooter) work() {
 		}
 		sh.inCapture++
 		sh.mu.Unlock()
-		err := sh.capture(sh.ctx, sh.pool, c.url, c.url)
+		err := sh.captureStale(sh.ctx, sh.pool, c.url)
 		sh.mu.Lock()
 		sh.inCapture--
 		delete(sh.pending, c.url)
@@ -360,14 +360,11 @@ func (sh *shooter) captureForDeepScan(ctx context.Context, url string) (query st
 	if sh.paid == nil {
 		return ""
 	}
-	sctx, scancel := context.WithTimeout(ctx, screenshotStoreDeadline)
-	old, err := sh.shots.Get(sctx, url)
-	scancel()
-	if err == nil && time.Since(old.CapturedAt) < sh.ttl {
+	if fresh, _ := sh.storedFresh(ctx, url); fresh {
 		return "url=" + neturl.QueryEscape(url)
 	}
 	name := newShotName()
-	err = sh.capture(ctx, sh.paid, url, paidShotKey(name))
+	err := sh.capture(ctx, sh.paid, url, paidShotKey(name))
 	sh.mu.Lock()
 	sh.recordLocked(url, err)
 	sh.mu.Unlock()
@@ -397,24 +394,39 @@ func validShotName(s string) bool {
 	return err == nil
 }
 
-// capture stores a screenshot of url taken on pool under key, unless one
-// younger than the TTL is stored there. It returns why it stored none (nil
-// when it did or need not).
+// storedFresh reports whether a screenshot younger than the TTL is stored
+// under key; an error is a store that did not answer.
+func (sh *shooter) storedFresh(ctx context.Context, key string) (bool, error) {
+	sctx, cancel := context.WithTimeout(ctx, screenshotStoreDeadline)
+	defer cancel()
+	old, err := sh.shots.Get(sctx, key)
+	switch {
+	case err == nil:
+		return time.Since(old.CapturedAt) < sh.ttl, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	}
+	return false, errStoreSilent
+}
+
+// captureStale is a background capture: url's screenshot on pool, unless a
+// fresh one is stored. It returns why it stored none (nil when it did or
+// need not).
+func (sh *shooter) captureStale(ctx context.Context, pool *browser.Pool, url string) error {
+	if fresh, err := sh.storedFresh(ctx, url); fresh || err != nil {
+		return err // a capture that could not be kept is not taken
+	}
+	return sh.capture(ctx, pool, url, url)
+}
+
+// capture stores a screenshot of url taken on pool under key. It returns
+// why it stored none.
 func (sh *shooter) capture(ctx context.Context, pool *browser.Pool, url, key string) error {
 	if pool.Health().State == "unavailable" {
 		return browser.ErrUnavailable
 	}
 	ctx, cancel := context.WithTimeout(ctx, sh.deadline)
 	defer cancel()
-	sctx, scancel := context.WithTimeout(ctx, screenshotStoreDeadline)
-	old, err := sh.shots.Get(sctx, key)
-	scancel()
-	if err == nil && time.Since(old.CapturedAt) < sh.ttl {
-		return nil
-	}
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return errStoreSilent // a capture could not be kept
-	}
 	sh.taken.Add(1)
 	png, err := pool.Screenshot(ctx, url, browser.ScreenshotOptions{})
 	if err != nil {
@@ -542,9 +554,8 @@ func browserUnavailable() *apierr.Error {
 // getScreenshot serves the stored capture of a site. It never scans or
 // captures: screenshots are taken after scans.
 func (s *Server) getScreenshot(ctx *fasthttp.RequestCtx) {
-	u, aerr := s.scans.validateURL(string(ctx.QueryArgs().Peek("url")))
-	if aerr != nil {
-		writeError(ctx, aerr)
+	u, ok := s.siteQuery(ctx)
+	if !ok {
 		return
 	}
 	key := u
