@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -156,6 +157,9 @@ func FromEnv(get func(string) string) (Config, error) {
 type Handler struct {
 	cfg Config
 	p   Platform
+	// ownHost is BaseURL's host ("" without one: each request's Host is
+	// this service's), what crossSite compares a browser's Origin with.
+	ownHost string
 }
 
 // New builds the edge handler.
@@ -172,7 +176,11 @@ func New(cfg Config, p Platform) *Handler {
 	if cfg.BadgeDaily <= 0 {
 		cfg.BadgeDaily = 500
 	}
-	return &Handler{cfg: cfg, p: p}
+	h := &Handler{cfg: cfg, p: p}
+	if b, err := url.Parse(cfg.BaseURL); err == nil {
+		h.ownHost = b.Host
+	}
+	return h
 }
 
 func (h *Handler) base(r *http.Request) string {

@@ -150,9 +150,9 @@ func (h *Handler) crossSite(r *http.Request) bool {
 	if err != nil || u.Host == "" {
 		return true
 	}
-	own := r.Host
-	if b, err := url.Parse(h.cfg.BaseURL); err == nil && b.Host != "" {
-		own = b.Host
+	own := h.ownHost
+	if own == "" {
+		own = r.Host
 	}
 	return !strings.EqualFold(u.Host, own)
 }
