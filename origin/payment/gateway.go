@@ -75,11 +75,8 @@ type Request struct {
 	IdempotencyKey string
 }
 
-// Header and MCP _meta names of the receipt.
-const (
-	HeaderReceipt = "Payment-Receipt"
-	MetaReceipt   = "agentready/payment-receipt"
-)
+// HeaderReceipt carries the receipt (MCP: _meta["agentready/payment-receipt"]).
+const HeaderReceipt = "Payment-Receipt"
 
 const (
 	recordScope = "x402-payment" // the payment: settled, for which site, who may collect
@@ -200,9 +197,8 @@ type Purchase struct {
 	report  *store.Claim // the report's record, once the scan is to run
 	scan    Scan
 	release func()
-	// settled: paid (now or earlier); header: the settlement header (and,
-	// when this request settled, the receipt).
-	settled   bool
+	// resumed: settled by an earlier request; header: the settlement
+	// header (and, when this request settled, the receipt).
 	resumed   bool
 	header    map[string]string
 	receipt   string
@@ -338,7 +334,7 @@ func (p *Purchase) resume(ctx context.Context, existing *store.IdemRecord) (*Pur
 	}
 	// Settled, but its report never finished (the server stopped during
 	// the scan): the buyer gets the scan now, with no second settlement.
-	p.report, p.settled, p.resumed = claim, true, true
+	p.report, p.resumed = claim, true
 	p.header = map[string]string{}
 	for k, v := range existing.Header {
 		if k != recReceipt && k != recKey {
@@ -448,8 +444,8 @@ func (p *Purchase) Settle(ctx context.Context) *Answer {
 		return &a
 	}
 	p.scan, p.release = scan, release
-	if p.settled {
-		return nil
+	if p.resumed {
+		return nil // paid already
 	}
 	detached, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleWithin)
 	defer cancel()
@@ -466,7 +462,7 @@ func (p *Purchase) Settle(ctx context.Context) *Answer {
 		}
 		return &a
 	}
-	p.settled, p.settledTx, p.receipt = true, s.Transaction, newReceipt()
+	p.settledTx, p.receipt = s.Transaction, newReceipt()
 	name, value := settlementHeader(s, p.version)
 	p.header = map[string]string{name: value, HeaderReceipt: p.receipt, "Access-Control-Expose-Headers": name + ", " + HeaderReceipt}
 	// Settled: from now on the payment is this buyer's, whatever happens to
@@ -536,7 +532,8 @@ func (p *Purchase) Run(ctx context.Context, progress func(engine.Event)) Answer 
 		claim, existing, err := g.Records.Begin(runCtx, reportScope, p.id, r.URL, g.Lease)
 		if err != nil || claim == nil {
 			p.release()
-			a := stateSilent()
+			a := refused(&apierr.Error{Status: 503, Code: apierr.StateUnavailable, RetryAfter: 1,
+				Message: "The state store does not answer, so the scan cannot start. The payment stays settled for this site: send it again with its receipt (" + HeaderReceipt + ") or Idempotency-Key to run the scan, with no second charge."})
 			if err == nil && existing.State == store.IdemInFlight {
 				a = inFlight(existing) // the buyer asked twice at once
 			}
