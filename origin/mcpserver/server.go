@@ -69,8 +69,6 @@ type DeepScanPayment struct {
 const (
 	MetaReceipt        = "agentready/payment-receipt"
 	MetaIdempotencyKey = "agentready/idempotency-key"
-	// MetaReceiptHeader is the gateway's header that carries the receipt.
-	MetaReceiptHeader = "Payment-Receipt"
 )
 
 // Server is the MCP server and its tool catalogue.

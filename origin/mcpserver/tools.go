@@ -20,6 +20,7 @@ import (
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/llmstxt"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/origin/payment"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -499,7 +500,7 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 	status, header, body := s.d.Gateway(ctx, u, baseOf(req), pay)
 	if s.d.Audit != nil {
 		outcome := fmt.Sprint(status)
-		if header[MetaReceiptHeader] != "" {
+		if header[payment.HeaderReceipt] != "" {
 			outcome += " settled" // this call paid: the audit log matches the facilitator's settlements
 		}
 		s.d.Audit(ctx, callerOf(req), req.Params.Name, []string{u}, outcome)
@@ -538,19 +539,23 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, nil, &ToolError{"the deep report could not be decoded"}
 	}
-	out := &mcp.CallToolResult{}
+	paid := mcp.Meta{}
 	for _, h := range []string{x402.HeaderResponse, x402.HeaderResponseV1} {
 		if v := header[h]; v != "" {
 			if raw, err := base64.StdEncoding.DecodeString(v); err == nil {
 				var settled map[string]any
 				if json.Unmarshal(raw, &settled) == nil {
-					out.Meta = mcp.Meta{"x402/payment-response": settled}
-				}
-				if receipt := header[MetaReceiptHeader]; receipt != "" {
-					out.Meta[MetaReceipt] = receipt
+					paid["x402/payment-response"] = settled
 				}
 			}
 		}
+	}
+	if receipt := header[payment.HeaderReceipt]; receipt != "" {
+		paid[MetaReceipt] = receipt
+	}
+	out := &mcp.CallToolResult{}
+	if len(paid) > 0 {
+		out.Meta = paid
 	}
 	return out, &DeepScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, Score: r.Score, Levels: r.Levels,
 		Checks: r.Checks, Signals: r.Signals, Rendered: r.Rendered, Deep: r.Deep}, nil
