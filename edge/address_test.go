@@ -124,3 +124,24 @@ func TestIPv6ClientsAreLimitedByTheirBlock(t *testing.T) {
 		t.Errorf("minter claims: %q, %q (same block), %q (another)", ma, mb, mo)
 	}
 }
+
+// A badge embedded in another site's page shows a stored score, and for a
+// site never scanned says so without spending the visitor's scans: the
+// cross-site rule holds for the one scan a badge starts.
+func TestCrossSiteBadgeSpendsNoScan(t *testing.T) {
+	p := &keyedPlatform{counts: map[string]int{}}
+	h := New(Config{}, p)
+	w := serve(h, "GET", "/api/badge?url=never.example&format=shields", "", "X-Test-Client", "192.0.2.9", "Sec-Fetch-Site", "cross-site")
+	if !strings.Contains(w.Body.String(), "not scanned") {
+		t.Errorf("a cross-site badge of a site never scanned: %s", w.Body.String())
+	}
+	for k, n := range p.counts {
+		if strings.HasPrefix(k, "scan:") && n != 0 {
+			t.Errorf("the visitor's scans were spent: %s = %d", k, n)
+		}
+	}
+	serve(h, "GET", "/api/badge?url=other.example&format=shields", "", "X-Test-Client", "192.0.2.9")
+	if p.counts["scan:anonymous:192.0.2.9"] != 1 {
+		t.Errorf("a same-site badge miss did not spend one scan: %v", p.counts)
+	}
+}

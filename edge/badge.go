@@ -118,6 +118,11 @@ func (h *Handler) badgeScore(r *http.Request, target string) badgeScore {
 		h.keepBadge(key, sc, badgeTTL)
 		return sc
 	}
+	// The one scan a badge starts is the caller's, so the rule of every
+	// scan-costing request holds: another site's page cannot spend it.
+	if h.crossSite(r) {
+		return badgeScore{Unknown: "not scanned"}
+	}
 	if d, err := h.p.Allow(r.Context(), "scan:"+caller.Key(), h.cfg.Allowances.For(identity.Anonymous), day, 1); err != nil || !d.Allowed {
 		return badgeScore{Unknown: "not scanned"} // not kept: another caller may have scans left
 	}
