@@ -236,9 +236,14 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target, base string, p
 	}
 	var answer payment.Answer
 	header, value := p.Settlement()
+	receipt := p.Receipt()
 	go func() {
 		defer close(events)
-		b, _ := json.Marshal(map[string]string{"header": header, "value": value, "receipt": p.Receipt()})
+		settled := map[string]string{"header": header, "value": value}
+		if receipt != "" { // a buyer resuming its scan has its receipt already
+			settled["receipt"] = receipt
+		}
+		b, _ := json.Marshal(settled)
 		send(sseEvent{name: EventSettled, data: b})
 		send(sseEvent{name: EventStarted, data: started(target, nil)})
 		answer = p.Run(left, func(e engine.Event) {
@@ -269,8 +274,11 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target, base string, p
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	ctx.Response.Header.Set("X-Accel-Buffering", "no")
 	ctx.Response.Header.Set(header, value)
-	ctx.Response.Header.Set(payment.HeaderReceipt, p.Receipt())
-	ctx.Response.Header.Set("Access-Control-Expose-Headers", header+", "+payment.HeaderReceipt)
+	ctx.Response.Header.Set("Access-Control-Expose-Headers", header)
+	if receipt != "" {
+		ctx.Response.Header.Set(payment.HeaderReceipt, receipt)
+		ctx.Response.Header.Set("Access-Control-Expose-Headers", header+", "+payment.HeaderReceipt)
+	}
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		status, _ := s.pumpEvents(w, events, nil)
 		leave() // Run goes on without the client; only sends stop
