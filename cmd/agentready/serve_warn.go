@@ -26,7 +26,7 @@ func startupWarnings(ctx context.Context, addr string, env func(string) string, 
 	var out []string
 	if u := env("REDIS_URL"); u != "" {
 		for _, host := range openRedis(ctx, u) {
-			out = append(out, fmt.Sprintf("Redis at %s accepts connections without a password, although REDIS_URL names one: anyone who reaches it reads and changes allowances, monitors and their webhook secrets. Set requirepass (or an ACL user) in its configuration to the password in REDIS_URL (docs/deploy.md, \"Redis\")", host))
+			out = append(out, fmt.Sprintf("Redis at %s accepts connections without a password, although REDIS_URL names one: anyone who reaches it reads and changes allowances, monitors and their webhook secrets. Set requirepass (or an ACL user) in its configuration to the password in REDIS_URL (docs/deploy.md, \"What production needs\")", host))
 		}
 	}
 	if !listensBeyondLoopback(addr) {
