@@ -133,6 +133,12 @@ func (p AddressPolicy) CheckAddr(a netip.Addr) error {
 	if what := neverScanned(a); what != "" {
 		return &BlockedError{Addr: a, What: what}
 	}
+	return p.checkAdmitted(a)
+}
+
+// checkAdmitted is CheckAddr after neverScanned: the allow-list, else the
+// policy's refusals.
+func (p AddressPolicy) checkAdmitted(a netip.Addr) error {
 	if p.Allow.admitsAddr(a) {
 		return nil
 	}
@@ -244,7 +250,7 @@ func (p AddressPolicy) CheckAddrPort(ap netip.AddrPort) error {
 	if p.Allow.admitsAddrPort(ap) {
 		return nil
 	}
-	if err := p.CheckAddr(ap.Addr()); err != nil {
+	if err := p.checkAdmitted(ap.Addr()); err != nil { // neverScanned has run
 		return err
 	}
 	return p.CheckPort(int(ap.Port()))
