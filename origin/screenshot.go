@@ -225,52 +225,53 @@ func (sh *shooter) overShareLocked(owners []string) bool {
 // dispatchLocked starts capture workers while there are places and more
 // captures that may start than idle workers to take them.
 func (sh *shooter) dispatchLocked() {
-	for sh.running < sh.slots && sh.running-sh.inCapture < sh.claimableLocked() {
+	for sh.running < sh.slots && sh.claimableLocked(sh.running-sh.inCapture) {
 		sh.running++
 		sh.wg.Add(1)
 		go sh.work()
 	}
 }
 
-// claimableLocked is how many queued captures may start now: one per owner
-// at most, and none of an owner with a capture running.
-func (sh *shooter) claimableLocked() int {
+// claimableLocked reports whether more queued captures may start now than
+// want: at most one per owner, and none of an owner with a capture running.
+// It stops counting once the answer is known (it runs under the lock after
+// every enqueue and every finished capture).
+func (sh *shooter) claimableLocked(want int) bool {
 	taken := map[string]bool{}
 	n := 0
 	for _, c := range sh.queue {
-		free := true
-		for _, o := range c.owners {
-			if sh.active[o] > 0 || taken[o] {
-				free = false
-				break
+		if sh.ownersFreeLocked(c, taken) {
+			if n++; n > want {
+				return true
 			}
-		}
-		if free {
-			n++
 			for _, o := range c.owners {
 				taken[o] = true
 			}
 		}
 	}
-	return n
+	return false
 }
 
 // nextLocked is the index of the oldest capture none of whose owners has a
 // capture running, or -1.
 func (sh *shooter) nextLocked() int {
 	for i, c := range sh.queue {
-		free := true
-		for _, o := range c.owners {
-			if sh.active[o] > 0 {
-				free = false
-				break
-			}
-		}
-		if free {
+		if sh.ownersFreeLocked(c, nil) {
 			return i
 		}
 	}
 	return -1
+}
+
+// ownersFreeLocked: none of c's owners has a capture running, nor is in
+// taken (owners already counted).
+func (sh *shooter) ownersFreeLocked(c capture, taken map[string]bool) bool {
+	for _, o := range c.owners {
+		if sh.active[o] > 0 || taken[o] {
+			return false
+		}
+	}
+	return true
 }
 
 // work captures queued sites, oldest first among those whose owners have
