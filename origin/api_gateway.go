@@ -14,7 +14,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/agentready/agentready/edge/identity"
-	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/origin/payment"
@@ -104,9 +103,8 @@ func (s *Server) scanGateway(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	keys := ctx.Request.Header.PeekAll("Idempotency-Key")
-	if len(keys) > 1 || len(keys) == 1 && !scanreq.ValidIdempotencyKey(string(keys[0])) {
-		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be sent once, as 1–255 visible ASCII characters (a UUID is ideal)."))
+	key, _, ok := idempotencyKey(ctx)
+	if !ok {
 		return
 	}
 	base := s.baseURL(ctx)
@@ -118,10 +116,7 @@ func (s *Server) scanGateway(ctx *fasthttp.RequestCtx) {
 	stopWatching := watchGone(ctx, cancel)
 	req := payment.Request{URL: target, Base: base,
 		V2: string(ctx.Request.Header.Peek(x402.HeaderSignature)), V1: string(ctx.Request.Header.Peek(x402.HeaderPaymentV1)),
-		Receipt: string(ctx.Request.Header.Peek(payment.HeaderReceipt))}
-	if len(keys) == 1 {
-		req.IdempotencyKey = string(keys[0])
-	}
+		Receipt: string(ctx.Request.Header.Peek(payment.HeaderReceipt)), IdempotencyKey: key}
 	purchase, done := s.gateway.Begin(rctx, req)
 	if done == nil {
 		done = purchase.Settle(rctx)

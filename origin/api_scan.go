@@ -357,6 +357,22 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 	s.idempotent(ctx, body, func() { s.finishPost(ctx, url) })
 }
 
+// idempotencyKey is the request's Idempotency-Key: sent once and well
+// formed, or answered 400 here (ok false). Present but empty is not absent:
+// a client that meant to send a key and sent none must hear so, not get an
+// unprotected retry.
+func idempotencyKey(ctx *fasthttp.RequestCtx) (key string, sent, ok bool) {
+	keys := ctx.Request.Header.PeekAll("Idempotency-Key")
+	if len(keys) == 0 {
+		return "", false, true
+	}
+	if len(keys) > 1 || !scanreq.ValidIdempotencyKey(string(keys[0])) {
+		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be sent once, as 1–255 visible ASCII characters (a UUID is ideal)."))
+		return "", true, false
+	}
+	return string(keys[0]), true, true
+}
+
 // idempotent runs handle under the request's Idempotency-Key, if it has one:
 // the first request with a key runs and its answer is kept for
 // IdempotencyTTL; a retry with the same key and body gets that answer again
@@ -367,16 +383,12 @@ func (s *Server) postScan(ctx *fasthttp.RequestCtx) {
 // a header echoed from the request is what response splitting and cache
 // poisoning feed on).
 func (s *Server) idempotent(ctx *fasthttp.RequestCtx, body []byte, handle func()) {
-	// Present-but-empty is not absent: a client that meant to send a key and
-	// sent none must hear so, not get an unprotected retry.
-	keys := ctx.Request.Header.PeekAll("Idempotency-Key")
-	if len(keys) == 0 {
-		handle()
+	key, sent, ok := idempotencyKey(ctx)
+	switch {
+	case !ok:
 		return
-	}
-	key := string(keys[0])
-	if len(keys) > 1 || !scanreq.ValidIdempotencyKey(key) {
-		writeError(ctx, apiErr(400, CodeInvalidIdemKey, "Idempotency-Key must be sent once, as 1–255 visible ASCII characters (a UUID is ideal)."))
+	case !sent:
+		handle()
 		return
 	}
 	h := sha256.New()
