@@ -9,6 +9,7 @@ FUZZ_TARGETS := \
 	./engine/htmlpage:FuzzParse \
 	./engine/jsonld:FuzzParse \
 	./engine/openapi:FuzzLoad \
+	./engine/openapi:FuzzReferenceGraph \
 	./engine/linkset:FuzzParse \
 	./engine/weburl:FuzzNormalize \
 	./engine/agentcard:FuzzValidate \

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/internal/fixture"
 )
 
@@ -38,6 +40,7 @@ func TestGoldenReports(t *testing.T) {
 			}
 			got, _ := json.MarshalIndent(res, "", "  ")
 			got = bytes.ReplaceAll(got, []byte(strings.TrimPrefix(site.URL, "http://")), []byte("{{HOST}}"))
+			got = randomProbe.ReplaceAll(got, []byte(gather.ErrorProbePrefix+"{{RANDOM}}"))
 			got = append(got, '\n')
 			path := filepath.Join("testdata", "golden", name+".json")
 			if *update {
@@ -54,6 +57,35 @@ func TestGoldenReports(t *testing.T) {
 				t.Errorf("report differs from %s; rerun with -update and review the diff\n%s", path, firstDiff(got, want))
 			}
 		})
+	}
+}
+
+// randomProbe is 2.7's probe path, random in every scan.
+var randomProbe = regexp.MustCompile(regexp.QuoteMeta(gather.ErrorProbePrefix) + `[0-9a-f]{12}`)
+
+// 2.7 asks for a path no site can predict: two scans, two paths, each
+// the prefix and 12 hex digits, under the spec's server URL.
+func TestErrorProbePathIsRandom(t *testing.T) {
+	site := startSite(t, "partial")
+	sc := loopbackScanner(20 * time.Second)
+	var probes []string
+	for range 2 {
+		if _, err := sc.Scan(context.Background(), site.URL, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range site.Hits() {
+		if strings.Contains(h.Path, gather.ErrorProbePrefix) {
+			probes = append(probes, h.Path)
+		}
+	}
+	if len(probes) != 2 || probes[0] == probes[1] {
+		t.Fatalf("probe paths %q: want two different ones", probes)
+	}
+	for _, p := range probes {
+		if !strings.HasPrefix(p, "/v1/") || !randomProbe.MatchString(p) {
+			t.Errorf("probe path %q: want /v1/%s and 12 hex digits", p, gather.ErrorProbePrefix)
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func init() {
 		Fix:      "Publish an A2A Agent Card at /.well-known/agent-card.json with name, description, version, supportedInterfaces, capabilities, defaultInputModes, defaultOutputModes and skills."}, needs(gather.AgentCard), agentCard)
 	register(Definition{ID: "1.3", Level: 1, Name: "OpenAPI Spec", Effort: Medium,
 		LooksFor: "Links first (Link header or <link rel=\"service-desc\">, API catalog service-desc), then /openapi.json, /openapi.yaml, /swagger.json, /api-docs, /api/openapi.json, /docs/openapi.json, /v1/openapi.json, /.well-known/openapi.json.",
-		Rule:     "pass: an OpenAPI 3.x or Swagger 2.0 document (JSON or YAML) with at least one path. partial: a document is found but does not load as OpenAPI, or has no paths. fail: none.",
+		Rule:     "pass: an OpenAPI 3.x or Swagger 2.0 document (JSON or YAML) with at least one path; `$ref`s that do not resolve within it (resolved as OpenAPI 3.1 and JSON Schema 2020-12 do: `$id`, `$anchor`, JSON pointers) are listed in the details and make only what each stands for unknown, never the document. partial: a document is found but does not load as OpenAPI, or has no paths. fail: none.",
 		Fix:      "Publish your OpenAPI description at /openapi.json and link it: `Link: </openapi.json>; rel=\"service-desc\"`."}, needs(gather.Spec), openAPISpec)
 	register(Definition{ID: "1.4", Level: 1, Name: "robots.txt AI Policy", Effort: Small,
 		LooksFor: "/robots.txt parsed per RFC 9309; the effective rule for / for every known AI token (training crawlers, AI search crawlers, user-triggered fetchers, agents).",
@@ -191,7 +191,14 @@ func openAPISpec(in gather.Source) Outcome {
 		if s.Paths == 0 && len(s.Operations) == 0 {
 			return partial(fmt.Sprintf("An OpenAPI %s document was found but declares no paths.", s.Version), "Describe your API's paths and operations in the document.", det, at(doc.Resp))
 		}
-		return pass(fmt.Sprintf("OpenAPI %s document %q with %s and %s (found via %s).", s.Version, s.Title, plural(s.Paths, "path", "paths"), plural(len(s.Operations), "operation", "operations"), doc.Source), det, at(doc.Resp))
+		msg := fmt.Sprintf("OpenAPI %s document %q with %s and %s (found via %s).", s.Version, s.Title, plural(s.Paths, "path", "paths"), plural(len(s.Operations), "operation", "operations"), doc.Source)
+		if n := len(s.Unresolved); n > 0 {
+			// Still a description by the check's rule; what a broken
+			// reference stood for is unknown, the rest is graded.
+			det["unresolved"] = first(s.Unresolved, 20)
+			msg += fmt.Sprintf(" %s not resolve within it, so what %s for is unknown to agents (see details).", plural(n, "$ref does", "$refs do"), map[bool]string{true: "it stands", false: "they stand"}[n == 1])
+		}
+		return pass(msg, det, at(doc.Resp))
 	}
 	if doc.Err != nil {
 		return partial("A document that looks like an OpenAPI description was found but does not load: "+shortErr(doc.Err)+".",

@@ -31,7 +31,7 @@ func init() {
 	register(Definition{ID: "2.6", Level: 2, Name: "OpenID Configuration", Effort: Medium, LooksFor: "/.well-known/openid-configuration and /.well-known/oauth-authorization-server (RFC 8414).",
 		Rule: "pass: a document whose issuer matches the origin and that has a token_endpoint. partial: present but invalid (issuer mismatch, missing fields, not JSON). fail: the OpenAPI document declares OAuth2/OpenID Connect but no discovery document exists. na: neither document and no OAuth in the OpenAPI document.",
 		Fix:  "Publish /.well-known/oauth-authorization-server with `issuer` equal to your origin and `token_endpoint`."}, needs(gather.OpenIDConfig, gather.OAuthServer, gather.Spec), openIDConfig)
-	register(Definition{ID: "2.7", Level: 2, Name: "Structured Error Responses", Effort: Large, LooksFor: "One request for a nonexistent path under the API base (the OpenAPI server URL, else /api/) with Accept: application/json.",
+	register(Definition{ID: "2.7", Level: 2, Name: "Structured Error Responses", Effort: Large, LooksFor: "One request for a random nonexistent path under the API base (the OpenAPI server URL, else /api/) with Accept: application/json.",
 		Rule: "pass: 4xx with a JSON body (application/json, application/problem+json) carrying error, code, message, title or detail. partial: a JSON error with status 200 or 5xx, or JSON without recognisable fields. fail: HTML or plain text although JSON was asked for, on a site with an API (OpenAPI document or catalog). na: no API and the answer is not JSON.",
 		Fix:  "Answer API errors with a 4xx status and `application/problem+json` (RFC 9457): `{\"type\":…, \"title\":…, \"status\":404, \"detail\":…}`."}, needs(gather.ErrorProbe, gather.Spec, gather.Catalog), structuredErrors)
 	register(Definition{ID: "2.8", Level: 2, Name: "Async Operations", Effort: Large, LooksFor: "202 responses, callbacks and webhooks in the OpenAPI document.",
@@ -150,16 +150,24 @@ func primaryAction(in gather.Source) Outcome {
 	if spec.Spec == nil {
 		return na(noSpec)
 	}
-	var actions []string
+	// Actions that write come first, in the message and the details: a
+	// read whose path starts with a word that can be a verb ("GET
+	// /admin/rate-limit") is a poor example of an action.
+	var actions, readActions []string
 	writes := 0
 	for _, o := range spec.Spec.Operations {
-		if v := actionOf(o); v != "" && len(actions) < 10 {
+		switch {
+		case actionOf(o) == "":
+		case o.IsWrite():
 			actions = append(actions, o.Method+" "+o.Path)
+		default:
+			readActions = append(readActions, o.Method+" "+o.Path)
 		}
 		if o.IsWrite() {
 			writes++
 		}
 	}
+	actions = first(append(actions, readActions...), 10)
 	switch {
 	case len(actions) > 0:
 		return pass(fmt.Sprintf("The API exposes action-shaped operations such as %s.", actions[0]), map[string]any{"actions": actions}, at(spec.Resp))

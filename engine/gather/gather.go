@@ -1,6 +1,8 @@
 package gather
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -29,8 +31,17 @@ var (
 	MCPPaths  = []string{"/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json", "/.well-known/mcp.json"}
 )
 
-// ErrorProbeSegment is the path segment requested to see how the API reports errors.
-const ErrorProbeSegment = "agentready-probe-nonexistent-7f3c9a"
+// ErrorProbePrefix starts the path segment requested to see how the API
+// reports errors (2.7). The rest is random in every scan, so a site cannot
+// recognise the probe and answer it better than a real missing path.
+const ErrorProbePrefix = "agentready-probe-"
+
+// errorProbeSegment is ErrorProbePrefix and 12 random hex digits.
+func errorProbeSegment() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return ErrorProbePrefix + hex.EncodeToString(b[:])
+}
 
 // MaxScripts is how many same-origin scripts 1.18 reads.
 const MaxScripts = 5

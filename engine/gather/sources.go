@@ -745,14 +745,14 @@ func apiUnderAPI(target *url.URL, spec *OpenAPIDoc, cat *APICatalog) bool {
 	return false
 }
 
-var errorProbeGatherer = Define(ErrorProbe, "GET a path that cannot exist under the API's server URL (or /api), to see how errors are reported.", []AnyKey{Home, Spec},
+var errorProbeGatherer = Define(ErrorProbe, "GET a random path that cannot exist under the API's server URL (or /api), to see how errors are reported.", []AnyKey{Home, Spec},
 	func(c *Ctx) (*ErrorProbeDoc, error) {
 		spec := Get(c, Spec)
 		base := c.URL("/api")
 		if spec.Spec != nil && spec.Spec.ServerURL != "" && weburl.SameSite(c.Site.Target, spec.Spec.ServerURL) {
 			base = strings.TrimSuffix(spec.Spec.ServerURL, "/")
 		}
-		out := &ErrorProbeDoc{Resp: c.Fetch(fetch.Request{URL: base + "/" + ErrorProbeSegment, Accept: "application/json"})}
+		out := &ErrorProbeDoc{Resp: c.Fetch(fetch.Request{URL: base + "/" + errorProbeSegment(), Accept: "application/json"})}
 		if r := out.Resp; r.Err == nil && strings.Contains(r.ContentType(), "json") {
 			out.JSON = json.Unmarshal(r.Body, &out.Object) == nil
 		}

@@ -60,6 +60,7 @@ func (r *Report) Errors() int {
 
 var (
 	linkItem = regexp.MustCompile(`^\s*[-*+]\s+\[([^\]]+)\]\(([^)\s]+)(?:\s+"[^"]*")?\)\s*(?::\s*(.*))?$`)
+	bareLink = regexp.MustCompile(`^\s*\[[^\]]+\]\([^)\s]+[^)]*\)`) // a line that starts with a link
 	anyLink  = regexp.MustCompile(`\[[^\]]+\]\(([^)\s]+)[^)]*\)`)
 	heading  = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
 	listItem = regexp.MustCompile(`^\s*[-*+]\s+`)
@@ -93,6 +94,10 @@ func Validate(body []byte, base *url.URL) *Report {
 	firstContent := true
 	afterTitle := false
 	h1s, looseLinks := 0, 0
+	// Lines that are links but not list items (`[name](url): notes`
+	// without the `- `): agents that read the format take only list
+	// items, so they count as no links, and the finding says why.
+	unlisted, firstUnlisted := 0, 0
 	for i, line := range lines {
 		n := i + 1
 		trim := strings.TrimSpace(line)
@@ -153,6 +158,12 @@ func Validate(body []byte, base *url.URL) *Report {
 			}
 			continue
 		}
+		if !listItem.MatchString(line) && bareLink.MatchString(line) {
+			if unlisted++; unlisted == 1 {
+				firstUnlisted = n
+			}
+			continue
+		}
 		if lm := linkItem.FindStringSubmatch(line); lm != nil {
 			cur.Links++
 			r.Links++
@@ -185,8 +196,15 @@ func Validate(body []byte, base *url.URL) *Report {
 			add(0, Error, "no H2 sections with link lists")
 		}
 	}
+	if unlisted > 0 && r.Links > 0 {
+		what := "1 link in sections is not a list item"
+		if unlisted > 1 {
+			what = fmt.Sprintf("%d links in sections are not list items", unlisted)
+		}
+		add(firstUnlisted, Warning, what+": start each with `- ` (`- [name](url): notes`), or agents skip them")
+	}
 	for _, s := range r.Sections {
-		if s.Links == 0 {
+		if s.Links == 0 && unlisted == 0 {
 			add(s.Line, Warning, "section "+quote(s.Name)+" has no links")
 		}
 		if strings.EqualFold(s.Name, "Optional") {
@@ -195,6 +213,12 @@ func Validate(body []byte, base *url.URL) *Report {
 	}
 	switch {
 	case r.Links > 0:
+	case unlisted > 0:
+		what := "the link in the sections is not a list item"
+		if unlisted > 1 {
+			what = fmt.Sprintf("the %d links in the sections are not list items", unlisted)
+		}
+		add(firstUnlisted, Error, what+": start each line with `- ` (`- [name](url): notes`)")
 	case looseLinks == 0:
 		add(0, Error, "no markdown links (`- [name](url)`) found")
 	case len(r.Sections) > 0: // (with no section, the error above says it)

@@ -82,6 +82,10 @@ func TestStructureErrors(t *testing.T) {
 		{"no links", "# T\n\n> s\n\n## Docs\n- plain item\n", "no markdown links", 0},
 		{"html", "<!DOCTYPE html><html><body>x</body></html>", "HTML page", 1},
 		{"h2 first", "## Docs\n- [a](https://a.example/)\n", "must start with an H1", 1},
+		// Links written without the list marker: the finding says so, at
+		// the first of them, rather than that there are no links.
+		{"links without list markers", "# T\n\n> s\n\n## Docs\n[A](https://a.example/a): one\n[B](https://a.example/b)\n\n## API\n[C](https://a.example/c): three\n",
+			"the 3 links in the sections are not list items: start each line with `- `", 6},
 	}
 	for _, c := range cases {
 		r := Validate([]byte(c.body), nil)
@@ -97,6 +101,25 @@ func TestStructureErrors(t *testing.T) {
 		if !found {
 			t.Errorf("%s: want error %q on line %d, got %+v", c.name, c.finding, c.line, r.Findings)
 		}
+	}
+}
+
+// Some links listed, some not: valid, with a warning at the first bare one
+// and no "section has no links" for a section of bare links.
+func TestSomeLinksWithoutListMarkers(t *testing.T) {
+	r := Validate([]byte("# T\n\n> s\n\n## Docs\n- [A](https://a.example/a)\n\n## More\n[B](https://a.example/b): two\n"), nil)
+	if !r.Valid || r.Links != 1 {
+		t.Fatalf("valid %v, %d links: %+v", r.Valid, r.Links, r.Findings)
+	}
+	var warned bool
+	for _, f := range r.Findings {
+		warned = warned || f.Severity == Warning && f.Line == 9 && strings.Contains(f.Message, "1 link in sections is not a list item")
+		if strings.Contains(f.Message, "has no links") {
+			t.Errorf("unexpected %q", f.Message)
+		}
+	}
+	if !warned {
+		t.Errorf("no warning for the bare link: %+v", r.Findings)
 	}
 }
 

@@ -127,6 +127,12 @@ func FuzzLoad(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	broken, _ := filepath.Glob("testdata/broken-refs/*")
+	for _, p := range append(broken, "../../testdata/sites/brokenrefs/openapi.yaml") {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Add([]byte("a: &a [*a, *a, *a]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\nopenapi: 3.0.0\n"))
 	base, _ := url.Parse("https://docs.example.com/api/openapi.json")
 	f.Fuzz(func(t *testing.T, body []byte) {

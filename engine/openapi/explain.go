@@ -3,9 +3,7 @@ package openapi
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -110,26 +108,21 @@ var (
 	loadMustError = regexp.MustCompile(`invalid (\w+): value MUST be an object`)
 	loadQuotedRef = regexp.MustCompile(`"([^"]*)"`)
 	// kin-openapi's words for a reference it could not follow.
-	loadRefError = regexp.MustCompile(`resolv|reference|fragment|bad data in`)
+	loadRefError = regexp.MustCompile(`resolv|reference|fragment`)
 )
 
-// describeLoad explains why kin-openapi did not load a document whose
-// decoded tree is root: a $ref that points nowhere or outside the document
-// (found by resolving every $ref in root, not by reading the library's
-// text), a member of the wrong type, or a generic sentence.
-func describeLoad(err error, root map[string]any) string {
+// describeLoad explains why kin-openapi did not load a document: a member
+// of the wrong type, a $ref to the wrong kind of object, or a generic
+// sentence. (A $ref that points nowhere does not stop a document loading:
+// refs.go takes it out first.)
+func describeLoad(err error) string {
 	text := err.Error()
 	if m := loadTypeError.FindStringSubmatch(text); m != nil {
 		return wrongType(m[1], m[2], m[3], m[4])
 	}
-	if loadRefError.MatchString(text) {
-		switch ref, external := badRef(root); {
-		case external:
-			return fmt.Sprintf("a $ref points to %s, outside this document: agents and agentready read the description alone, so bundle what it references into the document", clip.To(ref, maxQuotedRef))
-		case ref != "":
-			return fmt.Sprintf("a $ref points to %s, which the document does not define", clip.To(ref, maxQuotedRef))
-		}
-	}
+	// References that do not resolve were taken out before loading
+	// (refs.go); what remains is one that resolves to the wrong kind of
+	// object, or more than loadRetrying takes out.
 	switch {
 	case strings.Contains(text, "bad data in"):
 		if m := loadQuotedRef.FindStringSubmatch(text); m != nil {
@@ -138,6 +131,8 @@ func describeLoad(err error, root map[string]any) string {
 		return "a $ref points to an object that is not the kind that belongs where it is used"
 	case strings.Contains(text, "cannot contain both schema and content in a parameter"):
 		return "a parameter has both `schema` and `content`; it may have only one"
+	case loadRefError.MatchString(text):
+		return "more $refs than a reader follows point to places it cannot follow"
 	}
 	if m := loadMustError.FindStringSubmatch(text); m != nil {
 		return fmt.Sprintf("%s is not an object", article(words(m[1])))
@@ -239,86 +234,4 @@ func article(w string) string {
 		return "an " + w
 	}
 	return "a " + w
-}
-
-// badRef returns the first $ref in root (in sorted key order) that does not
-// resolve within the document, and whether it points outside it.
-func badRef(root map[string]any) (ref string, external bool) {
-	budget := 100000 // nodes visited: a hostile tree costs at most this much
-	var walk func(v any, depth int) bool
-	walk = func(v any, depth int) bool {
-		budget--
-		if budget < 0 || depth > 200 {
-			return false
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			if r, ok := x["$ref"].(string); ok {
-				if !strings.HasPrefix(r, "#") {
-					ref, external = r, true
-					return true
-				}
-				if !resolves(root, r) {
-					ref = r
-					return true
-				}
-			}
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if walk(x[k], depth+1) {
-					return true
-				}
-			}
-		case []any:
-			for _, e := range x {
-				if walk(e, depth+1) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	walk(root, 0)
-	return ref, external
-}
-
-// resolves reports whether a local reference ("#/a/b~1c") names a value in
-// root: a JSON pointer (RFC 6901) in a URI fragment, so percent-decoded
-// first.
-func resolves(root map[string]any, ref string) bool {
-	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
-	if err != nil {
-		return false
-	}
-	if frag == "" {
-		return true
-	}
-	if !strings.HasPrefix(frag, "/") {
-		return false
-	}
-	var cur any = root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch x := cur.(type) {
-		case map[string]any:
-			next, ok := x[tok]
-			if !ok {
-				return false
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return false
-			}
-			cur = x[i]
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -119,6 +119,9 @@ type Spec struct {
 	Servers      Servers  `json:"-"`
 	ExternalDocs string   `json:"externalDocs,omitempty"`
 	Findings     []string `json:"findings,omitempty"`
+	// Unresolved are the $refs that do not resolve within the document;
+	// each made only what it stands for unknown (see refs.go).
+	Unresolved []BrokenRef `json:"unresolved,omitempty"`
 }
 
 // ErrNotOpenAPI means the document is JSON or YAML but not an OpenAPI/Swagger description.
@@ -142,25 +145,32 @@ func FromTree(tree any, base *url.URL) (*Spec, error) {
 	if !ok {
 		return nil, ErrNotOpenAPI
 	}
-	js, err := json.Marshal(root)
-	if err != nil {
+	swagger := strings.HasPrefix(fmt.Sprint(root["swagger"]), "2")
+	if !swagger && !strings.HasPrefix(fmt.Sprint(root["openapi"]), "3") {
+		return nil, ErrNotOpenAPI
+	}
+	if _, err := json.Marshal(root); err != nil {
 		return nil, errors.New("it holds a value JSON cannot represent (such as YAML's .inf or .nan)")
 	}
-	s := &Spec{}
+	s := &Spec{Unresolved: repairRefs(root, base)}
 	var doc *openapi3.T
+	var err error
 	switch {
-	case strings.HasPrefix(fmt.Sprint(root["swagger"]), "2"):
-		var d2 openapi2.T
-		if err := json.Unmarshal(js, &d2); err != nil {
-			return nil, errors.New(describeLoad(err, root))
-		}
-		repairSwagger2(&d2)
-		if doc, err = openapi2conv.ToV3(&d2); err != nil {
-			return nil, errors.New(describeLoad(err, root))
+	case swagger:
+		doc, err = loadRetrying(root, &s.Unresolved, func(js []byte) (*openapi3.T, error) {
+			var d2 openapi2.T
+			if err := json.Unmarshal(js, &d2); err != nil {
+				return nil, err
+			}
+			repairSwagger2(&d2)
+			return openapi2conv.ToV3(&d2)
+		})
+		if err != nil {
+			return nil, errors.New(describeLoad(err))
 		}
 		s.Version = "2.0"
-	case strings.HasPrefix(fmt.Sprint(root["openapi"]), "3"):
-		doc, err = load(js)
+	default:
+		doc, err = loadRetrying(root, &s.Unresolved, load)
 		if err != nil {
 			// Tolerate what publishers commonly get wrong, and say so.
 			if fixed, notes := sanitize(root); len(notes) > 0 {
@@ -170,16 +180,43 @@ func FromTree(tree any, base *url.URL) (*Spec, error) {
 				}
 			}
 			if err != nil {
-				return nil, errors.New(describeLoad(err, root))
+				return nil, errors.New(describeLoad(err))
 			}
 		}
 		s.Version = fmt.Sprint(root["openapi"])
-	default:
-		return nil, ErrNotOpenAPI
 	}
+	s.Findings = append(s.Findings, refFindings(s.Unresolved)...)
 	build(s, doc, root, base)
 	return s, nil
 }
+
+// loadRetrying loads root with read; when the reader refuses a reference
+// that the walk resolved (kin-openapi cannot reach every member the JSON
+// holds), that reference is marked unresolved and the document read again,
+// a few times at most.
+func loadRetrying(root map[string]any, broken *[]BrokenRef, read func([]byte) (*openapi3.T, error)) (*openapi3.T, error) {
+	for tries := 0; ; tries++ {
+		js, err := json.Marshal(root)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := read(js)
+		if err == nil || tries == maxLoaderRetries {
+			return doc, err
+		}
+		var more []BrokenRef
+		for _, m := range loadQuotedRef.FindAllStringSubmatch(err.Error(), -1) {
+			more = append(more, breakLoaderRef(root, m[1])...)
+		}
+		if len(more) == 0 {
+			return nil, err
+		}
+		*broken = append(*broken, more...)
+	}
+}
+
+// maxLoaderRetries bounds loadRetrying: each try parses the whole document.
+const maxLoaderRetries = 8
 
 // repairSwagger2 gives each Swagger 2.0 operation without its own
 // `produces` the document's, as Swagger 2.0 says it has: openapi2conv
@@ -401,7 +438,7 @@ func operation(doc *openapi3.T, path, method string, op *openapi3.Operation, sha
 	o := Operation{Method: method, Path: path, OperationID: op.OperationID}
 	for _, ps := range []openapi3.Parameters{shared, op.Parameters} {
 		for _, pr := range ps {
-			if pr != nil && pr.Value != nil {
+			if pr != nil && pr.Value != nil && pr.Value.Name != "" {
 				o.Params = append(o.Params, Param{Name: pr.Value.Name, In: pr.Value.In})
 			}
 		}
