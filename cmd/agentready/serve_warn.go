@@ -57,12 +57,14 @@ func listensBeyondLoopback(addr string) bool {
 }
 
 // redisOpenHosts returns the hosts (host:port) of redisURL that answer a
-// PING sent without the password the URL names; nil when it names none. A
+// PING sent without the password the URL names; nil when it names none.
+// Every node is tried: each comma-separated host and each addr= parameter
+// (go-redis's Cluster form), as origin/store reads them (redisurl.Seeds). A
 // host that refuses, does not answer within a second, or fails the TLS
 // handshake of a rediss:// URL is not reported: only a PONG proves the
 // password is not needed.
 func redisOpenHosts(ctx context.Context, redisURL string) []string {
-	first, hosts := redisurl.SplitHosts(redisURL)
+	first, hosts := redisurl.Seeds(redisURL)
 	u, err := url.Parse(first)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.User == nil {
 		return nil

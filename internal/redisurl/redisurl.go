@@ -42,3 +42,84 @@ func Ambiguous(raw string) bool {
 
 // ErrAmbiguous is the refusal of an Ambiguous REDIS_URL.
 var ErrAmbiguous = errors.New("REDIS_URL has an '@' after its host: percent-encode '/', '?', '#' and '@' in the user name and password (%2F, %3F, %23, %40)")
+
+// Seeds reads every node raw names: the hosts of its authority, separated
+// by commas, then the values of its addr parameters, in go-redis's own
+// Cluster URL form (redis://user:password@h1:p1?addr=h2:p2&addr=h3:p3);
+// both may be mixed. Spaces around a node are dropped. first is raw with
+// the first node alone in the authority and no addr parameter, the URL
+// net/url and go-redis's ParseURL read; several nodes mean a Redis Cluster.
+// An empty node (two commas, an empty addr) is returned as "", for the
+// caller to refuse.
+func Seeds(raw string) (first string, hosts []string) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw, []string{raw}
+	}
+	rest := raw[i+3:]
+	end := len(rest)
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		end = j
+	}
+	userinfo, list := "", rest[:end]
+	if at := strings.LastIndexByte(list, '@'); at >= 0 {
+		userinfo, list = list[:at+1], list[at+1:]
+	}
+	for _, h := range strings.Split(list, ",") {
+		hosts = append(hosts, strings.TrimSpace(h))
+	}
+	// The fragment starts at the first '#', the query at the first '?' before it.
+	path, query, frag := rest[end:], "", ""
+	if k := strings.IndexByte(path, '#'); k >= 0 {
+		path, frag = path[:k], path[k:]
+	}
+	if k := strings.IndexByte(path, '?'); k >= 0 {
+		path, query = path[:k], path[k+1:]
+	}
+	var kept []string
+	for _, p := range strings.Split(query, "&") {
+		switch {
+		case p == "":
+		case p == "addr":
+			hosts = append(hosts, "")
+		case strings.HasPrefix(p, "addr="):
+			hosts = append(hosts, strings.TrimSpace(unescape(p[len("addr="):])))
+		default:
+			kept = append(kept, p)
+		}
+	}
+	first = raw[:i+3] + userinfo + hosts[0] + path
+	if len(kept) > 0 {
+		first += "?" + strings.Join(kept, "&")
+	}
+	return first + frag, hosts
+}
+
+// unescape decodes a query value as net/url does ('+' is a space, %XX a
+// byte); a '%' not followed by two hex digits is kept as it is.
+func unescape(s string) string {
+	if !strings.ContainsAny(s, "%+") {
+		return s
+	}
+	const hex = "0123456789abcdef"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '+':
+			b.WriteByte(' ')
+		case c == '%' && i+2 < len(s) && strings.IndexByte(hex, lower(s[i+1])) >= 0 && strings.IndexByte(hex, lower(s[i+2])) >= 0:
+			b.WriteByte(byte(strings.IndexByte(hex, lower(s[i+1]))<<4 | strings.IndexByte(hex, lower(s[i+2]))))
+			i += 2
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}

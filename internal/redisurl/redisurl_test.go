@@ -39,3 +39,44 @@ func TestAmbiguous(t *testing.T) {
 		}
 	}
 }
+
+func TestSeeds(t *testing.T) {
+	for _, c := range []struct {
+		raw, first string
+		hosts      []string
+	}{
+		{"redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0", []string{"127.0.0.1:6379"}},
+		{"redis://a:1,b:2,c:3", "redis://a:1", []string{"a:1", "b:2", "c:3"}},
+		{"redis://a:1, b:2 ,c:3/0", "redis://a:1/0", []string{"a:1", "b:2", "c:3"}},
+		// go-redis's Cluster form: the addr parameters are nodes, the other parameters stay.
+		{"redis://u:p@a:1?addr=b:2&addr=c:3", "redis://u:p@a:1", []string{"a:1", "b:2", "c:3"}},
+		{"rediss://:p@a:1/0?dial_timeout=2s&addr=b:2&read_timeout=1s", "rediss://:p@a:1/0?dial_timeout=2s&read_timeout=1s", []string{"a:1", "b:2"}},
+		{"redis://a:1,b:2?addr=c:3", "redis://a:1", []string{"a:1", "b:2", "c:3"}},
+		{"redis://a:1?addr=%5B::1%5D:7000&addr=[::1]:7001", "redis://a:1", []string{"a:1", "[::1]:7000", "[::1]:7001"}},
+		{"redis://a:1?addr=&addr", "redis://a:1", []string{"a:1", "", ""}},
+		{"redis://a:1,,b:2", "redis://a:1", []string{"a:1", "", "b:2"}},
+		{"redis://a:1#x?addr=b:2", "redis://a:1#x?addr=b:2", []string{"a:1"}}, // in the fragment: not a parameter
+		{"rediss://u:p,q@a:1?addr=b:2", "rediss://u:p,q@a:1", []string{"a:1", "b:2"}},
+		{"h:1", "h:1", []string{"h:1"}},
+	} {
+		first, hosts := Seeds(c.raw)
+		if first != c.first || !slices.Equal(hosts, c.hosts) {
+			t.Errorf("Seeds(%q) = %q, %q; want %q, %q", c.raw, first, hosts, c.first, c.hosts)
+		}
+	}
+}
+
+func FuzzSeeds(f *testing.F) {
+	for _, s := range []string{"redis://u:p@a:1?addr=b:2&addr=c:3", "redis://a:1,b:2/0?x=1#f", "rediss://a:1?addr=%5B::1%5D:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		first, hosts := Seeds(raw)
+		if len(hosts) == 0 {
+			t.Fatal("no host")
+		}
+		if len(first) > len(raw) {
+			t.Fatalf("first %q is longer than %q", first, raw)
+		}
+	})
+}
