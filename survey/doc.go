@@ -12,8 +12,9 @@
 // counters, the only per-site state is a filter of 64-bit hashes that
 // finds duplicate lines.
 //
-// --shard I/N takes the sites whose registrable domain hashes (FNV-1a) to
-// I modulo N, so machines split a list without talking to each other.
+// --shard I/N takes the sites whose registrable domain (host:port for an
+// IP address or localhost) hashes (FNV-1a) to I modulo N, so machines
+// split a list without talking to each other.
 // With a QueueConfig, a run is instead one of any number of workers
 // pulling the sites from one list kept in a Redis Stream (queue.go: the
 // keys, the idempotent loading, the domain leases; worker.go: the loop),

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -47,9 +50,9 @@ type Line struct {
 type Entry struct {
 	Rank int    // from the CSV, or the position among a plain list's entries
 	URL  string // the target, normalised as the scanner reads it
-	// Site is the registrable domain of the target's host (eTLD+1, or the
-	// host for IP addresses and names the public suffix list cannot place):
-	// what politeness and sharding go by.
+	// Site is what politeness and sharding go by (siteOf): the registrable
+	// domain of the target's host (eTLD+1), or for an IP address or
+	// localhost the host with the URL's port.
 	Site string
 }
 
@@ -134,8 +137,28 @@ func (l *ListReader) Next() (Line, error) {
 		return ln, nil
 	}
 	ln.Text = ""
-	ln.Entry = Entry{Rank: rank, URL: u.String(), Site: weburl.Site(u.Hostname())}
+	ln.Entry = Entry{Rank: rank, URL: u.String(), Site: siteOf(u)}
 	return ln, nil
+}
+
+// siteOf is the site a normalised target belongs to, for politeness (one
+// scan at a time) and sharding: the registrable domain of its host, as the
+// scanner judges "same site". An IP address or localhost has no registrable
+// domain, and the servers on its ports are usually distinct local services
+// (a list of fixture sites on 127.0.0.1), so there the site is host:port
+// ("127.0.0.1:8001"; the host alone on the scheme's default port). Keyed by
+// the host alone, every site of such a list would land in one shard and be
+// scanned one at a time.
+func siteOf(u *url.URL) string {
+	site := weburl.Site(u.Hostname())
+	port := u.Port()
+	if port == "" {
+		return site
+	}
+	if _, err := netip.ParseAddr(site); err != nil && site != "localhost" {
+		return site
+	}
+	return net.JoinHostPort(site, port)
 }
 
 // readLine returns the next line without its end of line; long reports a

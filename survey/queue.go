@@ -192,7 +192,7 @@ func parseEntry(id string, values map[string]any) (Item, error) {
 	if err != nil || nu.String() != u {
 		return Item{}, bad
 	}
-	return Item{Line: line, Entry: Entry{Rank: rank, URL: u, Site: weburl.Site(nu.Hostname())}}, nil
+	return Item{Line: line, Entry: Entry{Rank: rank, URL: u, Site: siteOf(nu)}}, nil
 }
 
 // redisQueue is one worker's (or loader's) view of a survey in Redis.

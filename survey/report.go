@@ -90,6 +90,9 @@ func Merge(dirs []string, out string) (*Adoption, error) {
 	manifests := make([]*Manifest, len(dirs))
 	for i, dir := range dirs {
 		man, err := readManifest(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s holds no survey (it has no %s): give the directories a survey --shard I/N (or a queue's worker) wrote with --out, once each run ended", dir, ManifestFile)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s holds no survey: %w", dir, err)
 		}

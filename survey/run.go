@@ -71,6 +71,10 @@ type Progress struct {
 // Summary is what a run did.
 type Summary struct {
 	Total, Done, Resumed int
+	// Elsewhere is how many of the list's entries (lines naming a site,
+	// duplicates included) belong to other shards: with Total 0, a shard
+	// that had nothing to scan can say why.
+	Elsewhere int
 	// Interrupted: the context ended first; the same command resumes.
 	Interrupted bool
 	Adoption    *Adoption // nil when interrupted, and for a queue's worker
@@ -126,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	defer lock.unlock()
-	info, total, _, err := prepass(cfg.List, cfg.Shard, filepath.Join(cfg.Out, SkippedFile))
+	info, total, _, elsewhere, err := prepassShard(cfg.List, cfg.Shard, filepath.Join(cfg.Out, SkippedFile))
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +154,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Total: total, Done: done, Resumed: done}
+	sum := &Summary{Total: total, Done: done, Resumed: done, Elsewhere: elsewhere}
 	if done < total {
 		if err := scanAll(ctx, cfg, sc, f, done, lastLine, total, errCounts, sum); err != nil {
 			return sum, err
@@ -189,14 +193,21 @@ func settingsOf(cfg Config, sc *engine.Scanner) Settings {
 // holds, and every line it skips (rewritten whole on every run, so a
 // resumed survey lists each once).
 func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, SkipCounts, error) {
+	info, total, counts, _, err := prepassShard(list, shard, skippedPath)
+	return info, total, counts, err
+}
+
+// prepassShard is prepass, also counting the entries that belong to other
+// shards.
+func prepassShard(list string, shard Shard, skippedPath string) (ListInfo, int, SkipCounts, int, error) {
 	var counts SkipCounts
 	f, err := os.Open(list)
 	if err != nil {
-		return ListInfo{}, 0, counts, fmt.Errorf("the list cannot be read: %w", err)
+		return ListInfo{}, 0, counts, 0, fmt.Errorf("the list cannot be read: %w", err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return ListInfo{}, 0, counts, fmt.Errorf("the list %s is not a regular file: a survey reads it more than once (to resume), so give a file", list)
+		return ListInfo{}, 0, counts, 0, fmt.Errorf("the list %s is not a regular file: a survey reads it more than once (to resume), so give a file", list)
 	}
 	h := sha256.New()
 	src := newSource(io.TeeReader(f, h), shard)
@@ -208,7 +219,7 @@ func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, SkipC
 			break
 		}
 		if err != nil {
-			return ListInfo{}, 0, counts, fmt.Errorf("the list cannot be read: %w", err)
+			return ListInfo{}, 0, counts, 0, fmt.Errorf("the list cannot be read: %w", err)
 		}
 		if skip != nil {
 			b, _ := json.Marshal(skip)
@@ -223,9 +234,9 @@ func prepass(list string, shard Shard, skippedPath string) (ListInfo, int, SkipC
 		total++
 	}
 	if err := writeFileAtomic(skippedPath, skipped.b); err != nil {
-		return ListInfo{}, 0, counts, err
+		return ListInfo{}, 0, counts, 0, err
 	}
-	return ListInfo{Name: filepath.Base(list), SHA256: hex.EncodeToString(h.Sum(nil)), Format: src.lr.Format(), Lines: src.lr.line}, total, counts, nil
+	return ListInfo{Name: filepath.Base(list), SHA256: hex.EncodeToString(h.Sum(nil)), Format: src.lr.Format(), Lines: src.lr.line}, total, counts, src.elsewhere, nil
 }
 
 // bytesBuffer collects the skipped lines; a list's invalid and duplicate

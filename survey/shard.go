@@ -7,7 +7,8 @@ import (
 )
 
 // Shard is the share of a list one machine surveys: the entries whose
-// registrable domain hashes to Index modulo Count. The zero value (and
+// site (Entry.Site: the registrable domain, or host:port for an IP address
+// or localhost) hashes to Index modulo Count. The zero value (and
 // 0/1) is the whole list.
 type Shard struct {
 	Index, Count int
@@ -22,10 +23,36 @@ func ParseShard(s string) (Shard, error) {
 	i, n, ok := strings.Cut(strings.TrimSpace(s), "/")
 	index, err1 := strconv.Atoi(i)
 	count, err2 := strconv.Atoi(n)
-	if !ok || err1 != nil || err2 != nil || count < 1 || count > MaxShards || index < 0 || index >= count {
+	switch {
+	case ok && err1 == nil && err2 == nil && count >= 1 && count <= MaxShards && index == count:
+		// N/N: shards count from 0, but a split counted from 1 (GitLab's
+		// CI_NODE_INDEX, a matrix of 1…N) ends at N/N. Read as 0/N, both
+		// ways of counting cover the whole list: 1/N…(N-1)/N are the same
+		// shards either way, and N/N is the one left, 0/N.
+		return Shard{Index: 0, Count: count}, nil
+	case ok && err1 == nil && err2 == nil && count >= 1 && count <= MaxShards && (index < 0 || index > count):
+		which := fmt.Sprintf("the %d shards of this split are %s", count, shardNames(count))
+		if count == 1 {
+			which = "the one shard of a list not split is 0/1"
+		}
+		return Shard{}, fmt.Errorf("%q is not a shard: shards count from 0, so %s (N/N is read as 0/N, for splits counted from 1)", s, which)
+	case !ok || err1 != nil || err2 != nil || count < 1 || count > MaxShards || index < 0 || index >= count:
 		return Shard{}, fmt.Errorf("%q is not a shard: write I/N with 0 ≤ I < N ≤ %d, e.g. 0/4 for the first of four machines", s, MaxShards)
 	}
 	return Shard{Index: index, Count: count}, nil
+}
+
+// shardNames names the shards of a split in n > 1: "0/2 and 1/2",
+// "0/3, 1/3 and 2/3", "0/16, 1/16, … 15/16".
+func shardNames(n int) string {
+	if n <= 4 {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = Shard{i, n}.String()
+		}
+		return strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+	return fmt.Sprintf("0/%d, 1/%d, … %d/%d", n, n, n-1, n)
 }
 
 func (s Shard) norm() Shard {
@@ -44,8 +71,8 @@ func (s Shard) String() string {
 // Whole reports the shard that is the whole list.
 func (s Shard) Whole() bool { return s.norm().Count == 1 }
 
-// Holds reports whether key (a registrable domain, or an invalid line's
-// text) belongs to this shard.
+// Holds reports whether key (an entry's site, or an invalid line's text)
+// belongs to this shard.
 func (s Shard) Holds(key string) bool {
 	s = s.norm()
 	return ShardOf(key, s.Count) == s.Index

@@ -96,13 +96,13 @@ func TestShardsPartitionTheList(t *testing.T) {
 }
 
 func TestParseShard(t *testing.T) {
-	for in, want := range map[string]string{"0/1": "0/1", "3/4": "3/4", " 0/16 ": "0/16"} {
+	for in, want := range map[string]string{"0/1": "0/1", "3/4": "3/4", " 0/16 ": "0/16", "4/4": "0/4", "1/1": "0/1"} {
 		s, err := ParseShard(in)
 		if err != nil || s.String() != want {
 			t.Errorf("ParseShard(%q) = %v, %v", in, s, err)
 		}
 	}
-	for _, in := range []string{"4/4", "-1/4", "1/0", "1", "a/b", "1/4/5", "0/70000", ""} {
+	for _, in := range []string{"5/4", "-1/4", "1/0", "1", "a/b", "1/4/5", "0/70000", ""} {
 		if _, err := ParseShard(in); err == nil {
 			t.Errorf("ParseShard(%q) accepted", in)
 		}
@@ -126,5 +126,63 @@ func TestSeenFilter(t *testing.T) {
 	}
 	if perSite := float64(8*len(f.slots)) / n; perSite < 10.6 || perSite > 21.4 {
 		t.Errorf("%.1f bytes per site, stated 10.7–21.3", perSite)
+	}
+}
+
+// An IP address or localhost has no registrable domain: its site is
+// host:port, so a list of local servers on several ports spreads over the
+// shards (keyed by the host alone, every one fell into one shard).
+func TestSiteOfLocalHosts(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8001/":       "127.0.0.1:8001",
+		"http://127.0.0.1/":            "127.0.0.1",
+		"http://[::1]:8001/":           "[::1]:8001",
+		"http://localhost:3000/":       "localhost:3000",
+		"http://10.0.0.7:8080/":        "10.0.0.7:8080",
+		"http://www.example.com:8080/": "example.com",
+		"https://shop.example.co.uk/":  "example.co.uk",
+	} {
+		ln, err := NewListReader(strings.NewReader(in + "\n")).Next()
+		if err != nil || ln.Invalid != "" {
+			t.Fatalf("%s: %v %s", in, err, ln.Invalid)
+		}
+		if ln.Entry.Site != want {
+			t.Errorf("site of %s = %q, want %q", in, ln.Entry.Site, want)
+		}
+	}
+	var b strings.Builder
+	for p := 8000; p < 8016; p++ {
+		fmt.Fprintf(&b, "http://127.0.0.1:%d/\n", p)
+	}
+	for i := 0; i < 2; i++ {
+		src := newSource(strings.NewReader(b.String()), Shard{i, 2})
+		n := 0
+		for {
+			it, _, err := src.next()
+			if err != nil {
+				break
+			}
+			if it != nil {
+				n++
+			}
+		}
+		if n == 0 || n == 16 || n+src.elsewhere != 16 {
+			t.Errorf("shard %d/2 of 16 ports of 127.0.0.1 draws %d sites, %d elsewhere", i, n, src.elsewhere)
+		}
+	}
+}
+
+// N/N, the last shard counted from 1, is refused with the shards named.
+func TestParseShardNamesTheShards(t *testing.T) {
+	for in, want := range map[string]string{
+		"3/2":   "the 2 shards of this split are 0/2 and 1/2",
+		"4/3":   "are 0/3, 1/3 and 2/3",
+		"-1/16": "are 0/16, 1/16, … 15/16",
+		"2/1":   "the one shard of a list not split is 0/1",
+	} {
+		_, err := ParseShard(in)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "count from 0") {
+			t.Errorf("ParseShard(%q): %v; want it to say %q", in, err, want)
+		}
 	}
 }

@@ -29,6 +29,9 @@ type source struct {
 	lr    *ListReader
 	seen  *seenFilter
 	shard Shard
+	// elsewhere counts the entries (lines naming a site, duplicates
+	// included) that belong to other shards.
+	elsewhere int
 }
 
 func newSource(r io.Reader, shard Shard) *source {
@@ -51,6 +54,7 @@ func (s *source) next() (*Item, *Skip, error) {
 			}
 			continue
 		case !s.shard.Holds(ln.Entry.Site):
+			s.elsewhere++
 			continue
 		case !s.seen.add(ln.Entry.URL):
 			return nil, &Skip{Line: ln.Number, Reason: SkipDuplicate, Entry: ln.Entry.URL, Message: "an earlier line names the same site"}, nil

@@ -67,7 +67,7 @@ func TestSurveyUsageErrors(t *testing.T) {
 	for name, args := range map[string][]string{
 		"no list":         {"survey", "--out", dir},
 		"no output":       {"survey", "--in", list},
-		"bad shard":       {"survey", "--in", list, "--out", dir, "--shard", "4/4"},
+		"bad shard":       {"survey", "--in", list, "--out", dir, "--shard", "5/4"},
 		"bad contact":     {"survey", "--in", list, "--out", dir, "--contact", "call me (maybe)"},
 		"bad allow":       {"survey", "--in", list, "--out", dir, "--allow", "example.com"},
 		"no such list":    {"survey", "--in", filepath.Join(dir, "none"), "--out", dir},
