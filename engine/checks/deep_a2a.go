@@ -14,7 +14,8 @@ var _ = deepProbe(&DeepProbe{
 	Doc: "Up to two same-site JSON-RPC interfaces of the A2A agent card (v1.0 supportedInterfaces, v0.3 url with preferredTransport and additionalInterfaces) get one POST of the read-only " +
 		gather.A2AMethodV1 + " (v1.0) or " + gather.A2AMethodV03 + " (v0.3) method, which creates no task; one HTTP+JSON interface gets a GET. " +
 		"Pass: every interface tried answers JSON-RPC (a result, or a JSON-RPC error such as -32601, which still shows a live endpoint); partial: only some do, or the only evidence is an HTTP answer " +
-		"(an HTTP+JSON interface, or a 401/403 asking for credentials); fail: interfaces declared but none answers; n/a: no card, or no interface on the site's domain. gRPC interfaces are not called.",
+		"(an HTTP+JSON interface, or a 401/403 asking for credentials); fail: interfaces declared but none answers; n/a: no card, or no interface on the site's domain. gRPC interfaces are not called. " +
+		"When a security scheme of the card names the authorization server whose token the deep scan holds (the one oauth.challenge uses), the interfaces are called with that token.",
 	Requires: []gather.AnyKey{gather.AgentInterfaces},
 	Run:      a2aInterfacesProbe,
 })
@@ -37,6 +38,9 @@ func a2aInterfacesProbe(in gather.Source) report.DeepProbe {
 	if len(doc.Tried) == 0 {
 		return report.DeepProbe{Status: report.NA, Details: map[string]any{"declared": doc.Declared, "crossSite": doc.CrossSite, "grpc": doc.GRPC},
 			Message: fmt.Sprintf("The A2A agent card at %s declares %d interface(s), none that this probe calls on the site's domain.%s", doc.CardURL, doc.Declared, skipped.String())}
+	}
+	if doc.AuthScheme != "" {
+		fmt.Fprintf(&skipped, " The interfaces were called with the deep scan's OAuth token, from the authorization server %s that the card's security scheme %q names.", doc.AuthIssuer, doc.AuthScheme)
 	}
 	var (
 		ok, evidence, broken []string
@@ -62,6 +66,9 @@ func a2aInterfacesProbe(in gather.Source) report.DeepProbe {
 		}
 	}
 	details := map[string]any{"declared": doc.Declared, "interfaces": rows}
+	if doc.AuthScheme != "" {
+		details["authScheme"], details["authorizationServer"] = doc.AuthScheme, doc.AuthIssuer
+	}
 	if len(doc.CrossSite) > 0 {
 		details["crossSite"] = doc.CrossSite
 	}
@@ -113,6 +120,9 @@ func a2aJudge(t gather.A2AInterfaceTry) (a2aOutcome, string, map[string]any) {
 	if t.Method != "" {
 		row["method"] = t.Method
 	}
+	if t.Authorized {
+		row["authorized"] = true
+	}
 	if r == nil || r.Err != nil {
 		why := "it was not sent"
 		if r != nil {
@@ -143,6 +153,8 @@ func a2aJudge(t gather.A2AInterfaceTry) (a2aOutcome, string, map[string]any) {
 		return a2aOK, fmt.Sprintf("%s answered %s with JSON-RPC error %d (%s), which still shows a live JSON-RPC endpoint", t.URL, t.Method, rep.Code, a2aErrorName(rep.Code)), row
 	}
 	switch {
+	case (r.Status == 401 || r.Status == 403) && t.Authorized:
+		return a2aEvidence, fmt.Sprintf("%s refused the token its card's security scheme leads to (HTTP %d) before any JSON-RPC answer", t.URL, r.Status), row
 	case r.Status == 401 || r.Status == 403:
 		return a2aEvidence, fmt.Sprintf("%s asks for credentials (HTTP %d) before any JSON-RPC answer", t.URL, r.Status), row
 	case r.Status >= 300 && r.Status < 400:

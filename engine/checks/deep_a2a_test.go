@@ -41,6 +41,20 @@ func TestA2AInterfacesVerdicts(t *testing.T) {
 			report.Partial, []string{"broken: " + rpc2 + " answered 200 with an HTML page", "Serve the A2A endpoint"}},
 		{"credentials first", &gather.A2AInterfacesDoc{Declared: 1, Tried: []gather.A2AInterfaceTry{jsonrpc(rpc1, apiResp(rpc1, 401), nil)}},
 			report.Partial, []string{"asks for credentials (HTTP 401)"}},
+		{"called with the scan's token", &gather.A2AInterfacesDoc{Declared: 1, AuthScheme: "oauth", AuthIssuer: "https://example.com", Tried: []gather.A2AInterfaceTry{
+			func() gather.A2AInterfaceTry {
+				t := jsonrpc(rpc1, apiResp(rpc1, 200), &gather.A2AReply{Result: true, ResultName: "Helper"})
+				t.Authorized = true
+				return t
+			}()}},
+			report.Pass, []string{`extended card ("Helper")`, `called with the deep scan's OAuth token, from the authorization server https://example.com that the card's security scheme "oauth" names`}},
+		{"the scan's token refused", &gather.A2AInterfacesDoc{Declared: 1, AuthScheme: "oauth", AuthIssuer: "https://example.com", Tried: []gather.A2AInterfaceTry{
+			func() gather.A2AInterfaceTry {
+				t := jsonrpc(rpc1, apiResp(rpc1, 403), nil)
+				t.Authorized = true
+				return t
+			}()}},
+			report.Partial, []string{"refused the token its card's security scheme leads to (HTTP 403)"}},
 		{"only HTTP+JSON, reachable", &gather.A2AInterfacesDoc{Declared: 1, Tried: []gather.A2AInterfaceTry{http(rest, apiResp(rest, 200))}},
 			report.Partial, []string{"without a JSON-RPC response to show"}},
 		{"only HTTP+JSON, down", &gather.A2AInterfacesDoc{Declared: 1, Tried: []gather.A2AInterfaceTry{http(rest, apiResp(rest, 503))}},

@@ -26,7 +26,7 @@ func TestDeepProbesCutSiteTextByRunes(t *testing.T) {
 		message string
 		quoted  int // the cap the probe applies, in runes
 	}{
-		{"oauth.metadata", judgeOAuth(t, "oauth.metadata", oauthMeta, &gather.OAuthChallenge{}).Message, oauthMaxQuoted},
+		{"oauth.metadata", judgeOAuth(t, "oauth.metadata", oauthMeta, goodOAuthToken(), &gather.OAuthChallenge{}).Message, oauthMaxQuoted},
 		{"mcp.live", judgeLive(t, &gather.MCPLiveDoc{CardURL: "https://s.example/.well-known/mcp/server-card", Endpoints: []gather.MCPLiveEndpoint{badTool}}).Message, mcpMaxQuoted},
 	} {
 		if !utf8.ValidString(c.message) {

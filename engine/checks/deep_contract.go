@@ -19,7 +19,7 @@ var _ = deepProbe(&DeepProbe{
 		"auditLog, sandbox, toolSchemas, openapi. Each same-site URL is requested once with GET and must answer as what it claims to be: an API " +
 		"endpoint answers JSON (or an auth challenge, or 405 with Allow), tool schemas are JSON tool definitions, each valid (a name, a description and an object input schema, the rule the repository scan applies too), an OpenAPI URL loads as " +
 		"OpenAPI; an HTML page (a soft 404 above all) never counts. The audit header must appear on the site's answers; scoped tokens must name " +
-		"scopes. Declarations on another registrable domain are refused, not followed. pass: every item verifies. partial: some do. fail: none. " +
+		"scopes. Declarations on another registrable domain are refused, not followed. A declared URL that is the authorization server's token endpoint is judged by the deep scan's one request to it (oauth.metadata's), never requested twice. pass: every item verifies. partial: some do. fail: none. " +
 		"na: nothing declared.",
 	Requires: []gather.AnyKey{gather.Contract, gather.Home},
 	Run:      verifyContract,
@@ -83,7 +83,11 @@ func verifyContract(in gather.Source) report.DeepProbe {
 			res.Result, res.Reason = "refused", "on another registrable domain ("+host+"); not followed"
 			refused = append(refused, what)
 		default:
-			if ok, why := contractVerdict(it, doc, home, site); ok {
+			ok, why := contractVerdict(it, doc, home, site)
+			if it.FromToken && it.Resp != nil {
+				why += " (to the deep scan's one request to the authorization server's token endpoint, not sent twice)"
+			}
+			if ok {
 				res.Result, res.Reason = "verified", why
 				verified++
 			} else {

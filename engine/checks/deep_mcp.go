@@ -17,6 +17,7 @@ var _ = deepProbe(&DeepProbe{
 	Doc: "Connects to the MCP endpoints the server card declares (at most two, same site only) with the official Go SDK client, " +
 		"modern stateless 2026-07-28 first and the legacy initialize handshake second; lists tools, resources and prompts " +
 		"(at most 5 pages or 200 items each) and checks every tool's inputSchema. No tool is called. " +
+		"An endpoint that answers 401 with a Bearer challenge gets the deep scan's one OAuth token (the one oauth.challenge uses), when its protected-resource metadata lists the authorization server that issued it. " +
 		"Pass: it connects, every list answers and every schema is valid; partial: it connects with problems; " +
 		"fail: no declared endpoint completes a handshake; na: no endpoint is declared.",
 	Requires: []gather.AnyKey{gather.MCPLive},
@@ -88,7 +89,7 @@ func mcpLiveProbe(in gather.Source) report.DeepProbe {
 		status = report.Partial
 	}
 	msg := strings.Join(sentences, " ")
-	for _, f := range []string{mcpFixConnect, mcpFixLists, mcpFixSchemas, mcpFixDropped, mcpFixCapability} {
+	for _, f := range []string{mcpFixConnect, mcpFixAuth, mcpFixLists, mcpFixSchemas, mcpFixDropped, mcpFixCapability} {
 		if fixes[f] {
 			msg += " " + f
 		}
@@ -98,6 +99,7 @@ func mcpLiveProbe(in gather.Source) report.DeepProbe {
 
 const (
 	mcpFixConnect    = "The endpoint must answer a POSTed JSON-RPC request with a JSON-RPC response (application/json or text/event-stream): server/discover for the stateless 2026-07-28 protocol, or initialize for earlier versions."
+	mcpFixAuth       = "An endpoint that asks for a token must let agents get one: answer 401 with `WWW-Authenticate: Bearer resource_metadata=\"…\"` naming protected-resource metadata (RFC 9728) that lists your authorization server, and advertise in its metadata a grant agents can use (client_credentials with token_endpoint_auth_methods_supported \"none\" needs no registration)."
 	mcpFixLists      = "Answer every list the capabilities declare (tools/list, resources/list, prompts/list), with a nextCursor only when another page follows."
 	mcpFixSchemas    = "Give every tool an inputSchema that is a JSON Schema object with \"type\": \"object\", properties that are themselves schemas, and required names that are among its properties."
 	mcpFixDropped    = "Remove null tool entries and put x-mcp-header annotations only on string, integer or boolean properties, each header name once."
@@ -125,8 +127,19 @@ func mcpJudgeEndpoint(ep gather.MCPLiveEndpoint, problems *[]string, fixes map[s
 	if ep.ModernFailure != "" {
 		d["modernFailure"] = ep.ModernFailure
 	}
+	if ep.AuthIssuer != "" {
+		d["authorizedBy"] = ep.AuthIssuer
+	}
 	if ep.Failure != "" {
 		d["failure"] = ep.Failure
+		if ep.AuthIssuer != "" {
+			return report.Fail, fmt.Sprintf("The MCP endpoint %s could not be used: %s. It asked for a token (401 with a Bearer challenge) and was sent the deep scan's, from the authorization server %s its protected-resource metadata lists; accept the tokens that server issues (check their audience and scope).", ep.URL, ep.Failure, ep.AuthIssuer), d
+		}
+		if ep.AuthNote != "" {
+			d["authNote"] = ep.AuthNote
+			fixes[mcpFixAuth] = true
+			return report.Fail, fmt.Sprintf("The MCP endpoint %s could not be used: %s. It asks for credentials (HTTP 401), and %s.", ep.URL, ep.Failure, ep.AuthNote), d
+		}
 		fixes[mcpFixConnect] = true
 		return report.Fail, fmt.Sprintf("The MCP endpoint %s could not be used: %s.", ep.URL, ep.Failure), d
 	}
@@ -145,6 +158,9 @@ func mcpJudgeEndpoint(ep gather.MCPLiveEndpoint, problems *[]string, fixes map[s
 		sentence += "."
 	}
 
+	if ep.AuthIssuer != "" {
+		sentence += fmt.Sprintf(" It asked for a token (401 with a Bearer challenge) and accepted the deep scan's, from the authorization server %s its protected-resource metadata lists.", ep.AuthIssuer)
+	}
 	var listed, issues []string
 	lists := map[string]any{}
 	for _, l := range ep.Lists {

@@ -221,3 +221,37 @@ func TestMCPLiveProbeVerdicts(t *testing.T) {
 		t.Errorf("toolsInvalid %v", ep["toolsInvalid"])
 	}
 }
+
+// An endpoint that asked for a token and took the scan's says so; one that
+// asked and got none says why, and its fix is about getting a token, not
+// about speaking JSON-RPC.
+func TestMCPLiveProbeAuthorization(t *testing.T) {
+	const card = "https://s.example/.well-known/mcp/server-card"
+	authed := goodEndpoint("https://s.example/mcp")
+	authed.AuthIssuer = "https://s.example"
+	got := judgeLive(t, &gather.MCPLiveDoc{CardURL: card, Endpoints: []gather.MCPLiveEndpoint{authed}})
+	if got.Status != report.Pass || !strings.Contains(got.Message, "accepted the deep scan's, from the authorization server https://s.example") {
+		t.Errorf("authorized endpoint: %s: %s", got.Status, got.Message)
+	}
+	if eps := got.Details["endpoints"].([]map[string]any); eps[0]["authorizedBy"] != "https://s.example" {
+		t.Errorf("details %v", eps[0])
+	}
+
+	refused := gather.MCPLiveEndpoint{URL: "https://s.example/mcp", Failure: "server/discover got HTTP 401; initialize got HTTP 401",
+		AuthNote: "its protected-resource metadata (https://s.example/.well-known/oauth-protected-resource/mcp) does not list the authorization server https://s.example"}
+	got = judgeLive(t, &gather.MCPLiveDoc{CardURL: card, Endpoints: []gather.MCPLiveEndpoint{refused}})
+	for _, w := range []string{"initialize got HTTP 401", "It asks for credentials (HTTP 401), and its protected-resource metadata", "let agents get one"} {
+		if !strings.Contains(got.Message, w) {
+			t.Errorf("message %q lacks %q", got.Message, w)
+		}
+	}
+	if got.Status != report.Fail || strings.Contains(got.Message, mcpFixConnect) {
+		t.Errorf("%s: %s", got.Status, got.Message)
+	}
+
+	rejected := gather.MCPLiveEndpoint{URL: "https://s.example/mcp", Failure: "initialize got HTTP 401", AuthIssuer: "https://s.example"}
+	got = judgeLive(t, &gather.MCPLiveDoc{CardURL: card, Endpoints: []gather.MCPLiveEndpoint{rejected}})
+	if got.Status != report.Fail || !strings.Contains(got.Message, "was sent the deep scan's, from the authorization server https://s.example") || !strings.Contains(got.Message, "audience and scope") {
+		t.Errorf("token refused: %s: %s", got.Status, got.Message)
+	}
+}

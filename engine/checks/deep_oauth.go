@@ -15,15 +15,16 @@ import (
 var _ = deepProbe(&DeepProbe{ID: "oauth.metadata", Name: "OAuth metadata agrees",
 	Doc: "Follows the protected-resource metadata (RFC 9728) to its authorization server's metadata (RFC 8414 or OpenID discovery) and checks that they agree: " +
 		"the PRM's resource is this site, its authorization_servers include the AS issuer, the issuer equals the URL its metadata was fetched for, " +
-		"token_endpoint is present, https and on the site's registrable domain, grant_types_supported is listed, and a GET of the token endpoint answers (405 is fine; not sent when the issuer does not match, as such metadata must not be used).",
-	Requires: []gather.AnyKey{gather.OAuthMeta}, Run: oauthMetadata})
+		"token_endpoint is present, https and on the site's registrable domain, grant_types_supported is listed, and the token endpoint answers the scan's one request to it " +
+		"(the client_credentials POST when anonymous client credentials are advertised, else a GET, where 405 is fine; nothing is sent when the issuer does not match, as such metadata must not be used).",
+	Requires: []gather.AnyKey{gather.OAuthMeta, gather.OAuthToken}, Run: oauthMetadata})
 
 var _ = deepProbe(&DeepProbe{ID: "oauth.challenge", Name: "Protected API challenge",
 	Doc: "When the authorization server advertises anonymous client credentials (grant client_credentials, auth method none) in metadata that may be used " +
-		"(RFC 8414 §3.3: its issuer is the one it was fetched for; otherwise nothing it names is contacted): one token request, " +
+		"(RFC 8414 §3.3: its issuer is the one it was fetched for; otherwise nothing it names is contacted): the scan's one token request (its token is reused by every probe that needs one), " +
 		"then the protected API (the PRM's resource, else the first parameterless GET operation of the OpenAPI description) without a token, " +
 		"which must answer 401 with `WWW-Authenticate: Bearer resource_metadata=\"…\"` (RFC 9728 §5.1), and with the token, which must not answer 401 or 403.",
-	Requires: []gather.AnyKey{gather.OAuthMeta, gather.OAuthChallengeKey}, Run: oauthChallenge})
+	Requires: []gather.AnyKey{gather.OAuthMeta, gather.OAuthToken, gather.OAuthChallengeKey}, Run: oauthChallenge})
 
 // oauthFindings collects what a probe found wrong; a failure makes the verdict
 // fail, anything else partial.
@@ -83,7 +84,7 @@ func oauthAnswer(r *fetch.Response) string {
 func oauthSameURL(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
 
 func oauthMetadata(in gather.Source) report.DeepProbe {
-	m := gather.Get(in, gather.OAuthMeta)
+	m, tok := gather.Get(in, gather.OAuthMeta), gather.Get(in, gather.OAuthToken)
 	site := gather.SiteOf(in)
 	prmURL := site.Origin + gather.WellKnownPRM
 	if !m.Found() && len(m.CrossSite) == 0 {
@@ -135,10 +136,10 @@ func oauthMetadata(in gather.Source) report.DeepProbe {
 		}
 	}
 	if m.Issuer != "" {
-		judgeOAuthAS(m, site, d, &f)
+		judgeOAuthAS(m, tok, site, d, &f)
 	}
-	ok := fmt.Sprintf("The protected-resource metadata at %s names this site and the authorization server %s, whose metadata at %s agrees: its issuer matches, and its token endpoint %s %s.",
-		prmURL, m.Issuer, at(m.AS), oauthTokenEndpoint(m), oauthAnswer(m.Token))
+	ok := fmt.Sprintf("The protected-resource metadata at %s names this site and the authorization server %s, whose metadata at %s agrees: its issuer matches, and its token endpoint %s %s%s.",
+		prmURL, m.Issuer, at(m.AS), oauthTokenEndpoint(m), oauthAnswer(tok.Resp), oauthTokenRequest(tok))
 	if len(notes) > 0 {
 		ok = strings.TrimSuffix(ok, ".") + " (" + strings.Join(notes, "; ") + ")."
 	}
@@ -150,6 +151,18 @@ func oauthTokenEndpoint(m *gather.OAuthMetadata) string {
 		return ""
 	}
 	return clip.To(m.ASFields.TokenEndpoint, oauthMaxQuoted)
+}
+
+// oauthTokenRequest names the request the token endpoint answered, for a
+// message that quotes its answer.
+func oauthTokenRequest(tok *gather.OAuthTokenDoc) string {
+	switch {
+	case tok.Resp == nil:
+		return ""
+	case tok.Grant:
+		return " to the scan's client_credentials request"
+	}
+	return " to a GET"
 }
 
 func oauthShortAll(list []string, n int) []string {
@@ -172,7 +185,7 @@ func oauthCap(list []string) []string {
 }
 
 // judgeOAuthAS checks the authorization-server metadata m.Issuer led to.
-func judgeOAuthAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f *oauthFindings) {
+func judgeOAuthAS(m *gather.OAuthMetadata, tok *gather.OAuthTokenDoc, site gather.Site, d map[string]any, f *oauthFindings) {
 	d["authorizationServerTried"] = m.ASTried
 	as := m.ASFields
 	if as == nil {
@@ -220,17 +233,20 @@ func judgeOAuthAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f
 	case u.Scheme != "https" && !(gather.IsLoopback(site.Target) && u.Scheme == site.Target.Scheme):
 		f.fail("The token endpoint %s is not https: tokens and client credentials would cross the network in clear text; serve it over https.", clip.To(te, oauthMaxQuoted))
 	}
-	switch {
-	case m.TokenSkip == "on another site":
+	switch r := tok.Resp; {
+	case tok.Skip == "on another site":
 		f.partial("The token endpoint %s is on another site and was not checked; serve it from your own registrable domain or expect agents to trust that site.", clip.To(te, oauthMaxQuoted))
-	case m.Token != nil && m.Token.Err != nil:
-		f.fail("The token endpoint %s %s.", clip.To(te, oauthMaxQuoted), oauthAnswer(m.Token))
-	case m.Token != nil && m.Token.Status >= 500:
-		f.fail("The token endpoint %s answered %d %s to a GET: it looks broken (a working one answers 405 or 400).", clip.To(te, oauthMaxQuoted), m.Token.Status, http.StatusText(m.Token.Status))
+	case r != nil && r.Err != nil:
+		f.fail("The token endpoint %s %s.", clip.To(te, oauthMaxQuoted), oauthAnswer(r))
+	case r != nil && r.Status >= 500 && tok.Grant:
+		f.fail("The token endpoint %s answered %d %s to an anonymous client_credentials request: it looks broken.", clip.To(te, oauthMaxQuoted), r.Status, http.StatusText(r.Status))
+	case r != nil && r.Status >= 500:
+		f.fail("The token endpoint %s answered %d %s to a GET: it looks broken (a working one answers 405 or 400).", clip.To(te, oauthMaxQuoted), r.Status, http.StatusText(r.Status))
 	}
-	if m.Token != nil {
-		d["tokenEndpointStatus"] = m.Token.Status
-		d["tokenEndpointLatencyMs"] = m.Token.Elapsed.Milliseconds()
+	if r := tok.Resp; r != nil {
+		d["tokenEndpointStatus"] = r.Status
+		d["tokenEndpointLatencyMs"] = r.Elapsed.Milliseconds()
+		d["tokenEndpointRequest"] = map[bool]string{true: "POST client_credentials", false: "GET"}[tok.Grant]
 	}
 	switch {
 	case !as.HasGrantTypes:
@@ -241,7 +257,7 @@ func judgeOAuthAS(m *gather.OAuthMetadata, site gather.Site, d map[string]any, f
 }
 
 func oauthChallenge(in gather.Source) report.DeepProbe {
-	m, ch := gather.Get(in, gather.OAuthMeta), gather.Get(in, gather.OAuthChallengeKey)
+	m, td, ch := gather.Get(in, gather.OAuthMeta), gather.Get(in, gather.OAuthToken), gather.Get(in, gather.OAuthChallengeKey)
 	site := gather.SiteOf(in)
 	na := func(msg string) report.DeepProbe { return report.DeepProbe{Status: report.NA, Message: msg} }
 	as := m.ASFields
@@ -261,10 +277,10 @@ func oauthChallenge(in gather.Source) report.DeepProbe {
 			at(m.AS), named, m.ExpectedIssuer(), unused, m.ExpectedIssuer()))
 	case !as.AnonymousClientCredentials():
 		return na(fmt.Sprintf("Not tried: the authorization server's metadata (%s) does not advertise anonymous client credentials (\"client_credentials\" in grant_types_supported and \"none\" in token_endpoint_auth_methods_supported), so an agent needs registered credentials, which this probe does not have.", at(m.AS)))
-	case m.TokenSkip == "on another site":
+	case td.Skip == "on another site":
 		return na(fmt.Sprintf("Not tried: the token endpoint %s is on another site; the deep scan sends no request to other sites.", clip.To(as.TokenEndpoint, oauthMaxQuoted)))
-	case m.TokenSkip != "" || !ch.Tried:
-		return report.DeepProbe{Status: report.Fail, Message: fmt.Sprintf("%s advertises anonymous client credentials but its token_endpoint is unusable (%s): agents cannot get a token; give an absolute https URL.", at(m.AS), m.TokenSkip)}
+	case td.Skip != "" || !ch.Tried:
+		return report.DeepProbe{Status: report.Fail, Message: fmt.Sprintf("%s advertises anonymous client credentials but its token_endpoint is unusable (%s): agents cannot get a token; give an absolute https URL.", at(m.AS), td.Skip)}
 	}
 	te := clip.To(as.TokenEndpoint, oauthMaxQuoted)
 	d := map[string]any{"tokenEndpoint": te}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/agentready/agentready/engine/clip"
@@ -15,7 +16,10 @@ import (
 // The deep scan's A2A probe calls the interfaces an agent card declares the
 // way a client agent would first call them: one JSON-RPC request that reads
 // the agent's extended card and creates nothing (no message is sent, so no
-// task exists afterwards). It is the only POST of this probe.
+// task exists afterwards). It is the only POST of this probe. When the card's
+// security schemes name the authorization server whose token the scan holds
+// (OAuthToken: a client-credentials token URL, or that server's metadata),
+// the requests carry that token, as an agent that read the card sends it.
 
 // A2A protocol bindings, as cards spell them once normalised.
 const (
@@ -50,6 +54,8 @@ type A2AInterfaceTry struct {
 	Method  string // the JSON-RPC method called ("" for HTTP+JSON)
 	Resp    *fetch.Response
 	Reply   *A2AReply // the JSON-RPC response in the answer; nil when there is none
+	// Authorized: the request carried the scan's token (see AuthScheme).
+	Authorized bool
 }
 
 // A2AReply is a JSON-RPC 2.0 response to the probe's request.
@@ -70,14 +76,19 @@ type A2AInterfacesDoc struct {
 	GRPC       []string // gRPC interfaces: not probed
 	Unusable   []string // URLs that are not absolute http(s), or bindings this probe does not know
 	Beyond     int      // same-site interfaces past the caps, not tried
+	// AuthScheme is the card's security scheme that names the authorization
+	// server whose token the scan holds, and AuthIssuer that server; the
+	// interfaces were called with the token. "" when none does, or the scan
+	// holds no token.
+	AuthScheme, AuthIssuer string
 }
 
 // AgentInterfaces is the a2a.interfaces artifact.
 var AgentInterfaces = NewKey[*A2AInterfacesDoc]("deep-a2a-interfaces")
 
-var _ = deepGatherer(Define(AgentInterfaces, "Call up to two same-site JSON-RPC interfaces of the A2A agent card with the read-only extended-card method (one POST each), and GET one HTTP+JSON interface.", []AnyKey{AgentCard},
+var _ = deepGatherer(Define(AgentInterfaces, "Call up to two same-site JSON-RPC interfaces of the A2A agent card with the read-only extended-card method (one POST each), and GET one HTTP+JSON interface; with the scan's one OAuth token when a security scheme of the card names the authorization server that issued it.", []AnyKey{AgentCard, OAuthToken},
 	func(c *Ctx) (*A2AInterfacesDoc, error) {
-		card := Get(c, AgentCard)
+		card, tok := Get(c, AgentCard), Get(c, OAuthToken)
 		if card == nil || card.Resp == nil || !card.Resp.Found() {
 			return nil, nil
 		}
@@ -88,6 +99,12 @@ var _ = deepGatherer(Define(AgentInterfaces, "Call up to two same-site JSON-RPC 
 			return out, nil
 		}
 		out.Declared, out.Unusable = len(list)+len(unusable), unusable
+		authz := ""
+		if tok.Usable() {
+			if out.AuthScheme = a2aTokenScheme(card.Resp.Body, baseOf(card.Resp), tok); out.AuthScheme != "" {
+				authz, out.AuthIssuer = tok.authorization(), clip.To(tok.Issuer, a2aMaxText)
+			}
+		}
 		var reqs []fetch.Request
 		rpc, rest := 0, 0
 		for _, it := range list {
@@ -103,7 +120,10 @@ var _ = deepGatherer(Define(AgentInterfaces, "Call up to two same-site JSON-RPC 
 			case it.Binding == A2AJSONRPC && rpc < A2AMaxJSONRPC:
 				rpc++
 				method, body, hdr := a2aRequest(it.Version)
-				out.Tried = append(out.Tried, A2AInterfaceTry{URL: it.URL, Binding: it.Binding, Version: it.Version, Method: method})
+				if authz != "" {
+					hdr["Authorization"] = authz
+				}
+				out.Tried = append(out.Tried, A2AInterfaceTry{URL: it.URL, Binding: it.Binding, Version: it.Version, Method: method, Authorized: authz != ""})
 				// Agents call each other server to server: no Origin (servers
 				// may refuse cross-origin calls), and a POST is not replayed
 				// to wherever a redirect points.
@@ -111,8 +131,13 @@ var _ = deepGatherer(Define(AgentInterfaces, "Call up to two same-site JSON-RPC 
 					NoOrigin: true, NoRedirect: true, MaxBody: 256 << 10})
 			case it.Binding == A2AHTTPJSON && rest < A2AMaxHTTP:
 				rest++
-				out.Tried = append(out.Tried, A2AInterfaceTry{URL: it.URL, Binding: it.Binding, Version: it.Version})
-				reqs = append(reqs, fetch.Request{URL: it.URL, Accept: "application/json", NoOrigin: true, MaxBody: 64 << 10})
+				out.Tried = append(out.Tried, A2AInterfaceTry{URL: it.URL, Binding: it.Binding, Version: it.Version, Authorized: authz != ""})
+				req := fetch.Request{URL: it.URL, Accept: "application/json", NoOrigin: true, MaxBody: 64 << 10}
+				if authz != "" {
+					// A token never follows a redirect.
+					req.Header, req.NoRedirect = map[string]string{"Authorization": authz}, true
+				}
+				reqs = append(reqs, req)
 			case it.Binding == A2AJSONRPC || it.Binding == A2AHTTPJSON:
 				out.Beyond++
 			default:
@@ -130,6 +155,71 @@ var _ = deepGatherer(Define(AgentInterfaces, "Call up to two same-site JSON-RPC 
 		}
 		return out, nil
 	}))
+
+// a2aTokenScheme is the name of the first security scheme of the card (by
+// name) that names the authorization server whose token the scan holds: an
+// OAuth 2.0 scheme with a flow whose tokenUrl is that server's token
+// endpoint or whose oauth2MetadataUrl is its metadata, or an OpenID Connect
+// scheme whose openIdConnectUrl is. It reads v0.3 schemes ({"type":
+// "oauth2", …}) and v1.0 ones ({"oauth2SecurityScheme": {…}}); URLs are
+// compared however they are spelt (SameServer), relative ones resolved
+// against base. "" when none does.
+func a2aTokenScheme(body []byte, base *url.URL, tok *OAuthTokenDoc) string {
+	var card struct {
+		Schemes map[string]json.RawMessage `json:"securitySchemes"`
+	}
+	if json.Unmarshal(body, &card) != nil || tok == nil || tok.Issuer == "" {
+		return ""
+	}
+	str := func(raw json.RawMessage) string {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return a2aAbsolute(s, base)
+	}
+	metadata := func(u string) bool {
+		return u != "" && (SameServer(u, tok.MetadataURL) || tok.IssuedBy(IssuerOf(u)))
+	}
+	names := make([]string, 0, len(card.Schemes))
+	for name := range card.Schemes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		if i == a2aMaxDeclared {
+			break
+		}
+		var scheme map[string]json.RawMessage
+		if json.Unmarshal(card.Schemes[name], &scheme) != nil {
+			continue // a scheme of the wrong shape names nothing
+		}
+		var kind string
+		_ = json.Unmarshal(scheme["type"], &kind)
+		for _, wrap := range []struct{ member, kind string }{{"oauth2SecurityScheme", "oauth2"}, {"openIdConnectSecurityScheme", "openIdConnect"}} {
+			var inner map[string]json.RawMessage
+			if json.Unmarshal(scheme[wrap.member], &inner) == nil && inner != nil {
+				scheme, kind = inner, wrap.kind
+			}
+		}
+		switch strings.ToLower(kind) {
+		case "oauth2":
+			if metadata(str(scheme["oauth2MetadataUrl"])) {
+				return name
+			}
+			var flows map[string]map[string]json.RawMessage
+			_ = json.Unmarshal(scheme["flows"], &flows)
+			for _, f := range flows {
+				if u := str(f["tokenUrl"]); u != "" && SameServer(u, tok.Endpoint) {
+					return name
+				}
+			}
+		case "openidconnect":
+			if metadata(str(scheme["openIdConnectUrl"])) {
+				return name
+			}
+		}
+	}
+	return ""
+}
 
 // a2aRequest is the JSON-RPC request for the extended card in the era of
 // version: neither method reads or creates a task.

@@ -269,3 +269,39 @@ func TestA2AProbeIsBoundedAndCreatesNothing(t *testing.T) {
 		t.Errorf("%d POSTs and %d GETs to the agent; want %d and %d", posts, gets, A2AMaxJSONRPC, A2AMaxHTTP)
 	}
 }
+
+// The card's security schemes decide whether the interfaces get the scan's
+// token: one that names the authorization server that issued it (a flow's
+// tokenUrl, its metadata, an OpenID Connect discovery URL; v0.3 or v1.0
+// shape; relative or spelt otherwise) does, anything else does not.
+func TestA2ATokenScheme(t *testing.T) {
+	base, _ := url.Parse("https://shop.example/.well-known/agent-card.json")
+	tok := &OAuthTokenDoc{Issuer: "https://shop.example", MetadataURL: "https://shop.example" + WellKnownAS, Endpoint: "https://shop.example/oauth/token"}
+	for _, c := range []struct {
+		name, schemes, want string
+	}{
+		{"v0.3 client credentials", `{"oauth":{"type":"oauth2","flows":{"clientCredentials":{"tokenUrl":"https://shop.example/oauth/token","scopes":{}}}}}`, "oauth"},
+		{"relative token URL, other flow", `{"o":{"type":"oauth2","flows":{"authorizationCode":{"authorizationUrl":"/authorize","tokenUrl":"/oauth/token/","scopes":{}}}}}`, "o"},
+		{"token URL spelt otherwise", `{"o":{"type":"OAuth2","flows":{"clientCredentials":{"tokenUrl":"HTTPS://SHOP.example:443/oauth/token"}}}}`, "o"},
+		{"v0.3 metadata URL", `{"m":{"type":"oauth2","oauth2MetadataUrl":"https://shop.example/.well-known/oauth-authorization-server","flows":{}}}`, "m"},
+		{"v1.0 shape", `{"key":{"apiKeySecurityScheme":{"location":"header","name":"X-Key"}},"v1":{"oauth2SecurityScheme":{"flows":{"clientCredentials":{"tokenUrl":"https://shop.example/oauth/token"}}}}}`, "v1"},
+		{"OpenID Connect", `{"oidc":{"type":"openIdConnect","openIdConnectUrl":"https://shop.example/.well-known/openid-configuration"}}`, "oidc"},
+		{"v1.0 OpenID Connect", `{"oidc":{"openIdConnectSecurityScheme":{"openIdConnectUrl":"https://shop.example/.well-known/openid-configuration"}}}`, "oidc"},
+		{"another authorization server", `{"o":{"type":"oauth2","flows":{"clientCredentials":{"tokenUrl":"https://login.idp.example/oauth/token"}}}}`, ""},
+		{"another path", `{"o":{"type":"oauth2","flows":{"clientCredentials":{"tokenUrl":"https://shop.example/tenant2/oauth/token"}}}}`, ""},
+		{"plain bearer", `{"b":{"type":"http","scheme":"bearer"}}`, ""},
+		{"wrong shapes", `{"a":{"type":"oauth2","flows":["x"]},"b":{"type":"openIdConnect","openIdConnectUrl":7},"c":null}`, ""},
+		{"a broken scheme beside a good one", `{"a":"oauth2","b":{"type":"oauth2","flows":{"clientCredentials":{"tokenUrl":"/oauth/token"}}}}`, "b"},
+	} {
+		body := []byte(`{"name":"a","securitySchemes":` + c.schemes + `}`)
+		if got := a2aTokenScheme(body, base, tok); got != c.want {
+			t.Errorf("%s: scheme %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := a2aTokenScheme([]byte(`{"securitySchemes":{"o":{"type":"oauth2","flows":{"clientCredentials":{"tokenUrl":"/oauth/token"}}}}}`), base, &OAuthTokenDoc{}); got != "" {
+		t.Errorf("a scheme (%q) was matched without a token", got)
+	}
+	if got := a2aTokenScheme([]byte(`[1]`), base, tok); got != "" {
+		t.Errorf("a card that is not an object matched %q", got)
+	}
+}

@@ -20,6 +20,9 @@ import (
 // extensions, or the capabilities of /.well-known/ai.json) and asks every
 // declared same-site URL, with GET only, whether it is what it claims to be.
 // A declaration on another registrable domain is listed, never requested.
+// A declared URL that is the authorization server's token endpoint is not
+// requested again: the scan's one exchange with it (OAuthToken) answers for
+// it, since a second request could make the server issue a second token.
 
 // ContractKind is one kind of level-5 declaration.
 type ContractKind string
@@ -65,6 +68,9 @@ type ContractDecl struct {
 type ContractItem struct {
 	ContractDecl
 	Resp *fetch.Response // nil when not requested
+	// FromToken: Resp is the scan's one exchange with the token endpoint
+	// (OAuthToken), which this declaration names.
+	FromToken bool
 	// JSON: the whole body is valid JSON.
 	JSON bool
 	// SameAsHome: the body is the homepage's, byte for byte (a soft 404).
@@ -88,11 +94,11 @@ type ContractDoc struct {
 // Contract is the level5.contract artifact.
 var Contract = NewKey[*ContractDoc]("deep-contract")
 
-var contractGatherer = deepGatherer(Define(Contract, "The level-5 contract declared in the agent card's capabilities (and its extensions' params) or ai.json's capabilities; every same-site declared URL requested once with GET (12 at most).",
-	[]AnyKey{Home, AgentCard, AISite}, gatherContract))
+var contractGatherer = deepGatherer(Define(Contract, "The level-5 contract declared in the agent card's capabilities (and its extensions' params) or ai.json's capabilities; every same-site declared URL requested once with GET (12 at most), except the token endpoint, whose one exchange is OAuthToken's.",
+	[]AnyKey{Home, AgentCard, AISite, OAuthToken}, gatherContract))
 
 func gatherContract(c *Ctx) (*ContractDoc, error) {
-	home, card, ai := Get(c, Home), Get(c, AgentCard), Get(c, AISite)
+	home, card, ai, tok := Get(c, Home), Get(c, AgentCard), Get(c, AISite), Get(c, OAuthToken)
 	out := &ContractDoc{}
 	var decls []ContractDecl
 	var read []*fetch.Response
@@ -121,6 +127,10 @@ func gatherContract(c *Ctx) (*ContractDoc, error) {
 		if d.Invalid != "" || d.CrossSite || d.URL == "" {
 			continue
 		}
+		if tok != nil && tok.Resp != nil && SameServer(d.URL, tok.Endpoint) {
+			it.Resp, it.FromToken = tok.Resp, true
+			continue
+		}
 		accept := "application/json"
 		switch d.Kind {
 		case ContractTools:
@@ -132,9 +142,11 @@ func gatherContract(c *Ctx) (*ContractDoc, error) {
 		asked = append(asked, it)
 	}
 	for i, r := range c.FetchAll(reqs) {
-		it := asked[i]
-		it.Resp = r
-		if r.Err != nil || !r.Complete() {
+		asked[i].Resp = r
+	}
+	for _, it := range out.Items {
+		r := it.Resp
+		if r == nil || r.Err != nil || !r.Complete() {
 			continue
 		}
 		it.JSON = len(bytes.TrimSpace(r.Body)) > 0 && json.Valid(r.Body)
@@ -161,7 +173,11 @@ func capContract(decls []ContractDecl) ([]ContractDecl, int) {
 	seen := map[string]bool{}
 	intents, beyond := 0, 0
 	for _, d := range decls {
-		k := string(d.Kind) + "\n" + d.URL + "\n" + strings.ToLower(d.Header) + "\n" + d.Invalid
+		u := d.URL
+		if cu := canonicalURL(u); cu != "" {
+			u = cu // one target however it is spelt
+		}
+		k := string(d.Kind) + "\n" + u + "\n" + strings.ToLower(d.Header) + "\n" + d.Invalid
 		if seen[k] {
 			continue
 		}

@@ -187,7 +187,7 @@ func runContract(t *testing.T, siteURL string) (*ContractDoc, *fetch.Session) {
 	target, _ := url.Parse(siteURL + "/")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	set, err := MustPlan(homeGatherer, agentCardGatherer, aiSiteGatherer, contractGatherer).Run(ctx, sess, Site{Target: target, Origin: siteURL, ScannerOrigin: sess.Origin()})
+	set, err := MustPlan(append([]*Gatherer{homeGatherer, agentCardGatherer, aiSiteGatherer, contractGatherer}, noOAuth...)...).Run(ctx, sess, Site{Target: target, Origin: siteURL, ScannerOrigin: sess.Origin()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/mcpcard"
 	"github.com/agentready/agentready/engine/weburl"
+	"github.com/agentready/agentready/engine/wellknown"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,8 +36,11 @@ import (
 // Bounds of the probe. Per endpoint, MaxMCPRequests requests: at most
 // MaxMCPRequests-1 POSTs (server/discover, twice when the server names other
 // versions, initialize, notifications/initialized, MaxMCPPages pages of each
-// of tools, resources and prompts), then the DELETE that ends the session,
-// for which the last request of the budget is kept. Only a server that sets
+// of tools, resources and prompts; for an endpoint that asks for a token,
+// the request it refused sent again with the scan's token and, when its
+// challenge names protected-resource metadata other than the root one, a
+// GET of that document), then the DELETE that ends the session, for which
+// the last request of the budget is kept. Only a server that sets
 // a session on a server/discover answer the client cannot read (so the
 // legacy handshake needs a second connection) gets a second DELETE, one
 // request over. The transport refuses anything else. Two endpoints, tried
@@ -87,6 +92,13 @@ type MCPLiveEndpoint struct {
 	// ToolsUndeclared: tools/list answered although the capabilities did not
 	// declare tools (clients that follow the capabilities never ask).
 	ToolsUndeclared bool
+	// AuthIssuer is set when the endpoint answered 401 with a Bearer
+	// challenge and the scan's token (OAuthToken) was sent from then on: the
+	// authorization server that issued it, which the endpoint's
+	// protected-resource metadata lists.
+	AuthIssuer string
+	// AuthNote says why no token was sent to an endpoint that answered 401.
+	AuthNote string
 }
 
 // MCPCall is one HTTP exchange of the client.
@@ -121,9 +133,9 @@ type MCPLiveTool struct {
 // MCPLive is the live MCP client's artifact.
 var MCPLive = NewKey[*MCPLiveDoc]("deep-mcp-live")
 
-var mcpLiveGatherer = deepGatherer(Define(MCPLive, "Connects to at most two same-site MCP endpoints the server card declares with the official Go SDK client (modern stateless 2026-07-28 first, then the legacy initialize handshake) and lists tools, resources and prompts (at most 5 pages or 200 items each); calls no tool.", []AnyKey{MCPCard},
+var mcpLiveGatherer = deepGatherer(Define(MCPLive, "Connects to at most two same-site MCP endpoints the server card declares with the official Go SDK client (modern stateless 2026-07-28 first, then the legacy initialize handshake) and lists tools, resources and prompts (at most 5 pages or 200 items each); calls no tool. An endpoint that asks for a token (401 with a Bearer challenge) gets the scan's one token, when its protected-resource metadata lists the authorization server that issued it.", []AnyKey{MCPCard, OAuthMeta, OAuthToken},
 	func(c *Ctx) (*MCPLiveDoc, error) {
-		card := Get(c, MCPCard)
+		card, meta, tok := Get(c, MCPCard), Get(c, OAuthMeta), Get(c, OAuthToken)
 		out := &MCPLiveDoc{}
 		if card == nil || card.Resp == nil || !card.Resp.Found() {
 			return out, nil
@@ -155,7 +167,7 @@ var mcpLiveGatherer = deepGatherer(Define(MCPLive, "Connects to at most two same
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out.Endpoints[i] = liveMCP(c, u)
+				out.Endpoints[i] = liveMCP(c, u, &mcpAuth{meta: meta, tok: tok})
 			}()
 		}
 		wg.Wait()
@@ -163,11 +175,12 @@ var mcpLiveGatherer = deepGatherer(Define(MCPLive, "Connects to at most two same
 	}))
 
 // liveMCP connects to one endpoint, lists what it offers and closes.
-func liveMCP(c *Ctx, endpoint string) MCPLiveEndpoint {
-	ep := MCPLiveEndpoint{URL: endpoint}
+func liveMCP(c *Ctx, endpoint string, auth *mcpAuth) (ep MCPLiveEndpoint) {
+	ep = MCPLiveEndpoint{URL: endpoint}
 	ctx, cancel := context.WithTimeout(c, mcpEndpointBudget)
 	defer cancel()
-	tr := &mcpSessionTransport{c: c, endpoint: endpoint, last: c.base}
+	tr := &mcpSessionTransport{c: c, endpoint: endpoint, last: c.base, auth: auth}
+	defer func() { ep.AuthIssuer, ep.AuthNote = auth.outcome() }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentready", Version: "1.0"}, &mcp.ClientOptions{
 		// Advertise nothing: the server has no reason to call back.
 		Capabilities:   &mcp.ClientCapabilities{},
@@ -327,7 +340,8 @@ type mcpSessionTransport struct {
 	sent     int
 	ended    []string // sessions whose DELETE went out
 	log      []MCPCall
-	tools    int // tools in tools/list answers, before the SDK filters them
+	tools    int      // tools in tools/list answers, before the SDK filters them
+	auth     *mcpAuth // the scan's token, for an endpoint that asks for one
 }
 
 func (t *mcpSessionTransport) calls() []MCPCall {
@@ -420,21 +434,24 @@ func (t *mcpSessionTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	defer cancel()
 	stop := context.AfterFunc(t.c.Context, cancel)
 	defer stop()
-	r := t.c.sess.Do(ctx, freq)
-	t.c.mu.Lock()
-	t.c.last = max(t.c.last, r.Round)
-	t.c.mu.Unlock()
-
-	call := MCPCall{Method: method, HTTPStatus: r.Status, MS: r.Elapsed.Milliseconds(), Outcome: exchangeOutcome(r, msg.ID != nil)}
-	tools := 0
-	if method == "tools/list" && call.Outcome == "result" {
-		tools = rawToolCount(r)
+	authorized := t.auth.authorize(&freq)
+	r := t.send(ctx, freq, method, msg.ID != nil)
+	if !authorized && r.Err == nil && r.Status == http.StatusUnauthorized && req.Method != http.MethodDelete && t.auth.answer(t, r) {
+		// The endpoint asked for a token and the scan holds one from an
+		// authorization server its metadata lists: the same request again,
+		// with it, as an agent would after the challenge.
+		t.mu.Lock()
+		again := t.sent < MaxMCPRequests-1
+		if again {
+			t.sent++
+			freq.Round = t.last + 1
+		}
+		t.mu.Unlock()
+		freq.Header = maps.Clone(freq.Header)
+		if again && t.auth.authorize(&freq) {
+			r = t.send(ctx, freq, method, msg.ID != nil)
+		}
 	}
-	t.mu.Lock()
-	t.last = max(t.last, r.Round)
-	t.log = append(t.log, call)
-	t.tools += tools
-	t.mu.Unlock()
 	if r.Err != nil {
 		return nil, r.Err
 	}
@@ -447,6 +464,164 @@ func (t *mcpSessionTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Body: io.NopCloser(bytes.NewReader(r.Body)), ContentLength: int64(len(r.Body)), Request: req,
 	}, nil
+}
+
+// send makes one request of the client on the scan's session and logs it.
+func (t *mcpSessionTransport) send(ctx context.Context, freq fetch.Request, method string, call bool) *fetch.Response {
+	r := t.c.sess.Do(ctx, freq)
+	t.c.mu.Lock()
+	t.c.last = max(t.c.last, r.Round)
+	t.c.mu.Unlock()
+
+	logged := MCPCall{Method: method, HTTPStatus: r.Status, MS: r.Elapsed.Milliseconds(), Outcome: exchangeOutcome(r, call)}
+	tools := 0
+	if method == "tools/list" && logged.Outcome == "result" {
+		tools = rawToolCount(r)
+	}
+	t.mu.Lock()
+	t.last = max(t.last, r.Round)
+	t.log = append(t.log, logged)
+	t.tools += tools
+	t.mu.Unlock()
+	return r
+}
+
+// mcpAuth holds the scan's token for one endpoint. The token is sent only
+// after the endpoint asked for one (401 with a Bearer challenge), and only
+// when the endpoint's protected-resource metadata (the challenge's
+// resource_metadata, else the site's root one) lists the authorization
+// server that issued it, however it spells that server: the scan obtains
+// one token and never a second, for this endpoint or any other.
+type mcpAuth struct {
+	meta *OAuthMetadata
+	tok  *OAuthTokenDoc
+
+	once   sync.Once
+	mu     sync.Mutex
+	header string // the Authorization header, once the endpoint asked for it
+	note   string // why no token was sent, when the endpoint asked
+}
+
+// authorize adds the token to freq once the endpoint has asked for it, and
+// stops freq from following a redirect (a token never leaves for wherever
+// a site points). It reports whether it did.
+func (a *mcpAuth) authorize(freq *fetch.Request) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	h := a.header
+	a.mu.Unlock()
+	if h == "" {
+		return false
+	}
+	freq.Header["Authorization"] = h
+	freq.NoRedirect = true
+	return true
+}
+
+// answer decides, at the endpoint's first 401, whether the scan's token
+// answers its challenge; later 401s wait for that decision and share it.
+func (a *mcpAuth) answer(t *mcpSessionTransport, r *fetch.Response) bool {
+	if a == nil {
+		return false
+	}
+	a.once.Do(func() {
+		h, note := a.choose(t, r)
+		a.mu.Lock()
+		a.header, a.note = h, note
+		a.mu.Unlock()
+	})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.header != ""
+}
+
+// outcome is the issuer whose token the endpoint got, or why it got none.
+func (a *mcpAuth) outcome() (issuer, note string) {
+	if a == nil {
+		return "", ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.header != "" {
+		return clip.To(a.tok.Issuer, 160), ""
+	}
+	return "", a.note
+}
+
+func (a *mcpAuth) choose(t *mcpSessionTransport, r *fetch.Response) (header, note string) {
+	b, ok := Bearer(ParseChallenges(r.Header.Values("WWW-Authenticate")))
+	if !ok {
+		return "", "it answered 401 without a Bearer challenge, so an agent cannot tell where to get a token"
+	}
+	switch tok := a.tok; {
+	case tok == nil || tok.Issuer == "":
+		return "", "the deep scan found no authorization-server metadata it may use, so it holds no token"
+	case tok.Skip != "":
+		return "", "the authorization server's token endpoint was not contacted (" + tok.Skip + "), so the deep scan holds no token"
+	case !tok.Grant:
+		return "", "its authorization server does not advertise anonymous client credentials, so the deep scan holds no token (agents need registered credentials)"
+	case !tok.Usable():
+		return "", "the deep scan's one token request to " + clip.To(tok.Endpoint, 160) + " gave no token (oauth.challenge says why)"
+	}
+	rm := b.Params["resource_metadata"]
+	var prm *wellknown.OAuthFields
+	where := rm
+	switch {
+	case rm == "" || (a.meta != nil && a.meta.PRM != nil && SameServer(rm, a.meta.PRM.RequestURL)):
+		if a.meta != nil && a.meta.PRM != nil {
+			where = a.meta.PRM.RequestURL
+			prm = a.meta.PRMFields
+		}
+		if prm == nil {
+			return "", "no protected-resource metadata names its authorization server"
+		}
+	case !weburl.SameSite(t.c.Site.Target, rm):
+		return "", "its challenge's resource_metadata " + clip.To(rm, 160) + " is on another site, which the deep scan does not contact"
+	default:
+		md, ok := t.metadata(rm, r)
+		if !ok {
+			return "", "its challenge's resource_metadata " + clip.To(rm, 160) + " could not be read"
+		}
+		prm = md
+	}
+	for _, as := range prm.AuthorizationServers {
+		if a.tok.IssuedBy(as) {
+			return a.tok.authorization(), ""
+		}
+	}
+	return "", fmt.Sprintf("its protected-resource metadata (%s) does not list the authorization server %s, whose token the deep scan holds (it obtains one token per scan)",
+		clip.To(where, 160), clip.To(a.tok.Issuer, 160))
+}
+
+// metadata fetches the protected-resource metadata a challenge names,
+// within the endpoint's request budget.
+func (t *mcpSessionTransport) metadata(rm string, after *fetch.Response) (*wellknown.OAuthFields, bool) {
+	t.mu.Lock()
+	if t.sent >= MaxMCPRequests-1 {
+		t.mu.Unlock()
+		return nil, false
+	}
+	t.sent++
+	t.mu.Unlock()
+	r := t.c.Fetch(fetch.Request{URL: rm, Accept: acceptJSON, MaxBody: 64 << 10, Round: After(after)})
+	outcome := "result"
+	switch {
+	case r.Err != nil:
+		outcome = "no answer: " + fetch.Describe(r.Err)
+	case !r.Found():
+		outcome = "HTTP " + strconv.Itoa(r.Status)
+	}
+	t.mu.Lock()
+	t.last = max(t.last, r.Round)
+	t.log = append(t.log, MCPCall{Method: "GET resource_metadata", HTTPStatus: r.Status, MS: r.Elapsed.Milliseconds(), Outcome: outcome})
+	t.mu.Unlock()
+	if !r.Found() {
+		return nil, false
+	}
+	f := oauthFieldsOf(r)
+	return f, f != nil
 }
 
 // exchangeOutcome words what one answer was, for messages.

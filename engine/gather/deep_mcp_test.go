@@ -99,7 +99,7 @@ func runLive(t *testing.T, siteURL string, cfg fetch.Config) (*MCPLiveDoc, *fetc
 	target, _ := url.Parse(siteURL + "/")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	set, err := MustPlan(testCardGatherer, mcpLiveGatherer).Run(ctx, sess, Site{Target: target, Origin: siteURL, ScannerOrigin: sess.Origin()})
+	set, err := MustPlan(append([]*Gatherer{testCardGatherer, mcpLiveGatherer}, noOAuth...)...).Run(ctx, sess, Site{Target: target, Origin: siteURL, ScannerOrigin: sess.Origin()})
 	if err != nil {
 		t.Fatal(err)
 	}

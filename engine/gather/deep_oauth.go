@@ -80,10 +80,10 @@ func IsLoopback(u *url.URL) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// OAuthMetadata is what oauth.metadata judges: the free scan's
-// protected-resource metadata, the authorization-server metadata an agent
-// reaches from it (or from the site's origin), and one request to the token
-// endpoint.
+// OAuthMetadata is what oauth.metadata judges (with OAuthToken, the one
+// exchange with the token endpoint): the free scan's protected-resource
+// metadata and the authorization-server metadata an agent reaches from it
+// (or from the site's origin).
 type OAuthMetadata struct {
 	PRM       *fetch.Response        // the free scan's answer at /.well-known/oauth-protected-resource
 	PRMFields *wellknown.OAuthFields // nil unless found and a JSON object
@@ -98,10 +98,6 @@ type OAuthMetadata struct {
 	AS        *fetch.Response // the metadata found, or the last URL tried; nil when none was tried
 	ASTried   []string
 	ASFields  *wellknown.OAuthFields // nil unless AS was found and is a JSON object
-	// Token is a GET of token_endpoint (any answer but a transport failure
-	// or a 5xx shows it is there); nil when TokenSkip says why not.
-	Token     *fetch.Response
-	TokenSkip string
 }
 
 // Found reports that either discovery document exists.
@@ -133,14 +129,52 @@ func SameIssuer(a, b string) bool {
 	return a != "" && b != "" && strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
 }
 
+// canonicalURL is how two spellings of one server's URL (an issuer, a token
+// endpoint, a metadata URL) are told to be the same: scheme and host in
+// lower case, the scheme's default port dropped, a terminating "/" of the
+// path dropped (RFC 8414 §3.1 does as much for issuers), the fragment
+// dropped. "" for what is not an absolute http(s) URL. It decides what the
+// deep scan treats as one authorization server, never what a report calls
+// identical: RFC 8414 §3.3's comparison stays SameIssuer's.
+func canonicalURL(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || u.User != nil {
+		return ""
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return ""
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	out := scheme + "://" + host + strings.TrimSuffix(u.EscapedPath(), "/")
+	if u.RawQuery != "" {
+		out += "?" + u.RawQuery
+	}
+	return out
+}
+
+// SameServer reports two spellings of one URL, as canonicalURL reads them.
+func SameServer(a, b string) bool {
+	ca := canonicalURL(a)
+	return ca != "" && ca == canonicalURL(b)
+}
+
 // OAuthMeta is the artifact of oauth.metadata.
 var OAuthMeta = NewKey[*OAuthMetadata]("deep-oauth-metadata")
 
-// At most 4 requests: up to 3 metadata URLs of a path issuer named by the
-// PRM (the root ones are the free scan's, answered from the session's
-// cache), then one GET of the token endpoint, unless the metadata found is
-// rejected (RFC 8414 §3.3).
-var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server metadata reached the way an agent reaches it (from the protected-resource metadata's authorization_servers, else the site's root), and a GET of its token endpoint unless the metadata must not be used (its issuer is not the one it was fetched for).",
+// At most 3 requests: the metadata URLs of a path issuer named by the PRM
+// (the root ones are the free scan's, answered from the session's cache).
+// The token endpoint is OAuthToken's, contacted once per scan.
+var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server metadata reached the way an agent reaches it (from the protected-resource metadata's authorization_servers, else the site's root).",
 	[]AnyKey{ProtectedResource, OAuthServer, OpenIDConfig},
 	func(c *Ctx) (*OAuthMetadata, error) {
 		prm := Get(c, ProtectedResource)
@@ -185,20 +219,104 @@ var oauthMetaGatherer = deepGatherer(Define(OAuthMeta, "Authorization-server met
 				break
 			}
 		}
-		if out.ASFields == nil || out.Rejected() {
+		return out, nil
+	}))
+
+// tokenEndpointSkip says why the token endpoint of usable metadata is not
+// contacted ("" when it may be).
+func (m *OAuthMetadata) tokenEndpointSkip(site Site) string {
+	te := m.ASFields.TokenEndpoint
+	u, err := url.Parse(te)
+	switch {
+	case te == "":
+		return "no token_endpoint"
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return "not an absolute http(s) URL"
+	case !weburl.SameSite(site.Target, te):
+		return "on another site"
+	}
+	return ""
+}
+
+// OAuthTokenDoc is the deep scan's one exchange with the token endpoint of
+// the authorization server oauth.metadata reached. Every probe that needs a
+// token reads it from here: the scan obtains at most one token, from one
+// authorization server, and never asks the token endpoint twice (some
+// servers issue a token to any request that reaches it, a GET included).
+type OAuthTokenDoc struct {
+	// Issuer is the authorization server's issuer, as its metadata names
+	// it; "" when there is no metadata that may be used.
+	Issuer string
+	// MetadataURL is where that metadata was found.
+	MetadataURL string
+	Endpoint    string // its token_endpoint
+	// Skip says why the token endpoint was not contacted ("" when it was,
+	// or there is no metadata that may be used).
+	Skip string
+	// Grant is set when the request was the client_credentials POST
+	// (anonymous client credentials are advertised); otherwise it was a GET
+	// that only asks whether the endpoint is there (405 is a healthy answer).
+	Grant bool
+	Scope string          // the scope asked for with the grant
+	Resp  *fetch.Response // the one request; nil when Skip says why not
+	Reply *TokenReply     // the grant's answer; nil unless a JSON object
+}
+
+// Usable reports a token to send: the grant answered 2xx with an access token.
+func (t *OAuthTokenDoc) Usable() bool {
+	return t != nil && t.Grant && t.Resp.OK() && t.Reply.HasToken()
+}
+
+// IssuedBy reports that the token comes from the authorization server
+// whose issuer identifier is issuer, however the two are spelt.
+func (t *OAuthTokenDoc) IssuedBy(issuer string) bool {
+	return t != nil && t.Issuer != "" && SameServer(t.Issuer, issuer)
+}
+
+// authorization is the Authorization header that carries the token; "" when
+// there is no token to send.
+func (t *OAuthTokenDoc) authorization() string {
+	if !t.Usable() {
+		return ""
+	}
+	return "Bearer " + t.Reply.token
+}
+
+// OAuthToken is the artifact of the scan's one token request.
+var OAuthToken = NewKey[*OAuthTokenDoc]("deep-oauth-token")
+
+// One request at most, one round after the metadata.
+var oauthTokenGatherer = deepGatherer(Define(OAuthToken, "The deep scan's one request to the token endpoint of the authorization server oauth.metadata reached, unless its metadata must not be used: with anonymous client credentials advertised, one client_credentials POST, whose token every probe that needs one reuses; otherwise one GET (is it there?).",
+	[]AnyKey{OAuthMeta},
+	func(c *Ctx) (*OAuthTokenDoc, error) {
+		meta := Get(c, OAuthMeta)
+		out := &OAuthTokenDoc{}
+		// Rejected metadata (RFC 8414 §3.3) is not used: its token endpoint
+		// gets no request.
+		if meta.ASFields == nil || meta.Rejected() {
 			return out, nil
 		}
-		te := out.ASFields.TokenEndpoint
-		u, err := url.Parse(te)
-		switch {
-		case te == "":
-			out.TokenSkip = "no token_endpoint"
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			out.TokenSkip = "not an absolute http(s) URL"
-		case !weburl.SameSite(c.Site.Target, te):
-			out.TokenSkip = "on another site"
-		default:
-			out.Token = c.Fetch(fetch.Request{URL: te, Accept: acceptJSON, NoRedirect: true, MaxBody: 64 << 10, Round: After(out.AS)})
+		out.Issuer, out.MetadataURL, out.Endpoint = meta.ASFields.Issuer, meta.AS.RequestURL, meta.ASFields.TokenEndpoint
+		if out.Skip = meta.tokenEndpointSkip(c.Site); out.Skip != "" {
+			return out, nil
+		}
+		if !meta.ASFields.AnonymousClientCredentials() {
+			out.Resp = c.Fetch(fetch.Request{URL: out.Endpoint, Accept: acceptJSON, NoRedirect: true, MaxBody: 64 << 10, Round: After(meta.AS)})
+			return out, nil
+		}
+		out.Grant = true
+		out.Scope = ScopeFor(meta.PRMFields, meta.ASFields)
+		form := url.Values{"grant_type": {"client_credentials"}}
+		if out.Scope != "" {
+			form.Set("scope", out.Scope)
+		}
+		// The only write of the deep scan's OAuth probes. Not redirected: a
+		// 307 would resend the form to wherever the site points.
+		out.Resp = c.Fetch(fetch.Request{Method: http.MethodPost, URL: out.Endpoint, Accept: "application/json",
+			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Body: []byte(form.Encode()),
+			NoRedirect: true, NoOrigin: true, MaxBody: 64 << 10, Round: After(meta.AS)})
+		if out.Resp.Err == nil && out.Resp.Complete() {
+			out.Reply = ParseTokenReply(out.Resp.Body)
 		}
 		return out, nil
 	}))
@@ -335,15 +453,15 @@ func oauthScopeToken(s string) bool {
 	return true
 }
 
-// OAuthChallenge is what oauth.challenge judges: an anonymous
-// client-credentials token request, then the protected API called without
-// and with the token.
+// OAuthChallenge is what oauth.challenge judges: the scan's anonymous
+// client-credentials token (OAuthToken's), then the protected API called
+// without and with it.
 type OAuthChallenge struct {
 	// Tried is false when the metadata gives nothing to try; the probe
-	// reads OAuthMeta to say why.
+	// reads OAuthMeta and OAuthToken to say why.
 	Tried        bool
 	Scope        string
-	Token        *fetch.Response // the token request (the probe's only write)
+	Token        *fetch.Response // OAuthToken's request (the OAuth probes' only write)
 	Reply        *TokenReply     // nil unless Token's body is a JSON object
 	Target       string          // the protected API URL, "" when none was found
 	TargetSource string
@@ -360,68 +478,44 @@ type OAuthChallenge struct {
 // OAuthChallengeKey is the artifact of oauth.challenge.
 var OAuthChallengeKey = NewKey[*OAuthChallenge]("deep-oauth-challenge")
 
-// At most 4 requests in two rounds: the token POST and the unauthenticated
-// GET together, then the authenticated GET and (only when the challenge
+// At most 3 requests of its own, in two rounds after the token: the API
+// without and with the token together, then (only when the challenge
 // names a resource_metadata other than the known PRM) that document.
-var oauthChallengeGatherer = deepGatherer(Define(OAuthChallengeKey, "With anonymous client credentials advertised: one client_credentials token request, then the protected API (the PRM's resource, else the first parameterless GET of the OpenAPI description) without and with the token.",
-	[]AnyKey{OAuthMeta, Spec},
+var oauthChallengeGatherer = deepGatherer(Define(OAuthChallengeKey, "With anonymous client credentials advertised: the scan's one client_credentials token (OAuthToken), then the protected API (the PRM's resource, else the first parameterless GET of the OpenAPI description) without and with it.",
+	[]AnyKey{OAuthMeta, OAuthToken, Spec},
 	func(c *Ctx) (*OAuthChallenge, error) {
-		meta, spec := Get(c, OAuthMeta), Get(c, Spec)
+		meta, tok, spec := Get(c, OAuthMeta), Get(c, OAuthToken), Get(c, Spec)
 		out := &OAuthChallenge{}
-		// Rejected metadata (RFC 8414 §3.3) is not used: its token endpoint
-		// gets no request.
-		if meta.ASFields == nil || meta.Rejected() || !meta.ASFields.AnonymousClientCredentials() || meta.TokenSkip != "" || meta.Token == nil {
+		if !tok.Grant {
 			return out, nil
 		}
 		out.Tried = true
 		out.Target, out.TargetSource, out.TargetSkip = protectedTarget(c.Site, meta.PRMFields, spec)
-		out.Scope = ScopeFor(meta.PRMFields, meta.ASFields)
-		form := url.Values{"grant_type": {"client_credentials"}}
-		if out.Scope != "" {
-			form.Set("scope", out.Scope)
-		}
-		// The only write of the deep scan's OAuth probes. Not redirected: a
-		// 307 would resend the form to wherever the site points.
-		reqs := []fetch.Request{{Method: http.MethodPost, URL: meta.ASFields.TokenEndpoint, Accept: "application/json",
-			Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Body: []byte(form.Encode()),
-			NoRedirect: true, NoOrigin: true, MaxBody: 64 << 10, Round: After(meta.Token)}}
-		if out.Target != "" {
-			reqs = append(reqs, fetch.Request{URL: out.Target, Accept: acceptJSON, NoRedirect: true, MaxBody: 256 << 10, Round: After(meta.Token)})
-		}
-		first := c.FetchAll(reqs)
-		out.Token = first[0]
-		if out.Token.Err == nil && out.Token.Complete() {
-			out.Reply = ParseTokenReply(out.Token.Body)
-		}
+		out.Scope, out.Token, out.Reply = tok.Scope, tok.Resp, tok.Reply
 		if out.Target == "" {
 			return out, nil
 		}
-		out.Anon = first[1]
+		reqs := []fetch.Request{{URL: out.Target, Accept: acceptJSON, NoRedirect: true, MaxBody: 256 << 10}}
+		if h := tok.authorization(); h != "" {
+			// Not redirected either: the token must not follow a redirect to another host.
+			reqs = append(reqs, fetch.Request{URL: out.Target, Accept: acceptJSON, NoRedirect: true, MaxBody: 256 << 10,
+				Header: map[string]string{"Authorization": h}})
+		}
+		first := c.FetchAll(reqs)
+		out.Anon = first[0]
+		if len(first) > 1 {
+			out.Authed = first[1]
+		}
 		if out.Anon.Err == nil {
 			out.Challenges = ParseChallenges(out.Anon.Header.Values("WWW-Authenticate"))
 		}
-		var next []fetch.Request
-		if out.Token.OK() && out.Reply.HasToken() {
-			// Not redirected either: the token must not follow a redirect to another host.
-			next = append(next, fetch.Request{URL: out.Target, Accept: acceptJSON, NoRedirect: true, MaxBody: 256 << 10,
-				Header: map[string]string{"Authorization": "Bearer " + out.Reply.token}, Round: After(out.Token, out.Anon)})
-		}
-		metaAt := -1
 		if b, ok := Bearer(out.Challenges); ok {
 			rm := b.Params["resource_metadata"]
 			if rm != "" && rm != meta.PRM.RequestURL && weburl.SameSite(c.Site.Target, rm) {
-				metaAt = len(next)
-				next = append(next, fetch.Request{URL: rm, Accept: acceptJSON, Round: After(out.Anon)})
-			}
-		}
-		rs := c.FetchAll(next)
-		if len(next) > 0 && metaAt != 0 {
-			out.Authed = rs[0]
-		}
-		if metaAt >= 0 {
-			out.Metadata = rs[metaAt]
-			if out.Metadata.Found() {
-				out.MetadataFields = oauthFieldsOf(out.Metadata)
+				out.Metadata = c.Fetch(fetch.Request{URL: rm, Accept: acceptJSON, Round: After(out.Anon)})
+				if out.Metadata.Found() {
+					out.MetadataFields = oauthFieldsOf(out.Metadata)
+				}
 			}
 		}
 		return out, nil

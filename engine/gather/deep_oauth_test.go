@@ -210,7 +210,14 @@ func jsonDoc(body string) http.HandlerFunc {
 	}
 }
 
-// runOAuth runs the web plan plus the two OAuth gatherers (not every deep
+// noOAuth stands for a site without OAuth metadata (so the scan holds no
+// token) in the plans that test one other deep gatherer.
+var noOAuth = []*Gatherer{
+	Define(OAuthMeta, "no OAuth metadata (tests)", nil, func(*Ctx) (*OAuthMetadata, error) { return &OAuthMetadata{}, nil }),
+	Define(OAuthToken, "no token (tests)", []AnyKey{OAuthMeta}, func(*Ctx) (*OAuthTokenDoc, error) { return &OAuthTokenDoc{}, nil }),
+}
+
+// runOAuth runs the web plan plus the three OAuth gatherers (not every deep
 // gatherer: the request counts below are this probe's alone).
 func runOAuth(t *testing.T, site string, timeout time.Duration) (*Set, *fetch.Session) {
 	t.Helper()
@@ -218,7 +225,7 @@ func runOAuth(t *testing.T, site string, timeout time.Duration) (*Set, *fetch.Se
 	client := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}, RequestTimeout: timeout})
 	sess := client.NewSession()
 	t.Cleanup(sess.Close)
-	plan := MustPlan(append(WebPlan.Gatherers(), oauthMetaGatherer, oauthChallengeGatherer)...)
+	plan := MustPlan(append(WebPlan.Gatherers(), oauthMetaGatherer, oauthTokenGatherer, oauthChallengeGatherer)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	set, err := plan.Run(ctx, sess, Site{Target: target, Origin: site, ScannerOrigin: sess.Origin()})
@@ -229,9 +236,10 @@ func runOAuth(t *testing.T, site string, timeout time.Duration) (*Set, *fetch.Se
 }
 
 // An issuer with a path, named by the PRM, is looked up where RFC 8414
-// puts it; the token request is one form POST with the PRM's scopes and no
-// Origin; the token goes to the API once, never without being asked for;
-// a resource_metadata other than the root PRM is fetched and read.
+// puts it; the token endpoint gets one request, the form POST with the
+// PRM's scopes and no Origin (no GET beside it: some servers issue a token
+// to any request); the token goes to the API once; a resource_metadata
+// other than the root PRM is fetched and read.
 func TestOAuthGatherersFollowDeclarations(t *testing.T) {
 	s := newOAuthSite(t, func(o string) map[string]http.HandlerFunc {
 		return map[string]http.HandlerFunc{
@@ -258,12 +266,12 @@ func TestOAuthGatherersFollowDeclarations(t *testing.T) {
 		}
 	})
 	set, _ := runOAuth(t, s.URL, 5*time.Second)
-	m, ch := Get(set, OAuthMeta), Get(set, OAuthChallengeKey)
+	m, tok, ch := Get(set, OAuthMeta), Get(set, OAuthToken), Get(set, OAuthChallengeKey)
 	if !m.FromPRM || m.Issuer != s.URL+"/tenant1" || m.ASFields == nil || m.AS.RequestURL != s.URL+WellKnownAS+"/tenant1" {
 		t.Fatalf("metadata %+v", m)
 	}
-	if m.Token == nil || m.Token.Status != http.StatusMethodNotAllowed {
-		t.Errorf("token endpoint GET: %+v", m.Token)
+	if !tok.Grant || !tok.Usable() || tok.Resp != ch.Token || tok.Reply != ch.Reply || !tok.IssuedBy(s.URL+"/tenant1/") {
+		t.Errorf("token %+v, challenge's token %+v: not the one shared exchange", tok, ch.Token)
 	}
 	if !ch.Tried || ch.Target != s.URL+"/api/data" || ch.Scope != "data:read" || !ch.Reply.HasToken() {
 		t.Fatalf("challenge %+v", ch)
@@ -271,17 +279,14 @@ func TestOAuthGatherersFollowDeclarations(t *testing.T) {
 	if ch.Anon.Status != 401 || ch.Authed == nil || ch.Authed.Status != 200 || ch.MetadataFields == nil || ch.MetadataFields.Resource != s.URL+"/api/data" {
 		t.Errorf("anon %d, authed %+v, metadata %+v", ch.Anon.Status, ch.Authed, ch.MetadataFields)
 	}
-	posts := 0
-	for _, h := range s.hitsTo("/tenant1/token") {
-		if h.Method == http.MethodPost {
-			posts++
-			if h.Body != "grant_type=client_credentials&scope=data%3Aread" || h.ContentType != "application/x-www-form-urlencoded" || h.Origin != "" || h.Auth != "" {
-				t.Errorf("token request %+v", h)
-			}
+	hits := s.hitsTo("/tenant1/token")
+	for _, h := range hits {
+		if h.Method != http.MethodPost || h.Body != "grant_type=client_credentials&scope=data%3Aread" || h.ContentType != "application/x-www-form-urlencoded" || h.Origin != "" || h.Auth != "" {
+			t.Errorf("token request %+v", h)
 		}
 	}
-	if posts != 1 {
-		t.Errorf("%d token POSTs, want 1", posts)
+	if len(hits) != 1 {
+		t.Errorf("%d requests to the token endpoint, want 1 (the POST)", len(hits))
 	}
 	api := s.hitsTo("/api/data")
 	withToken := 0
@@ -293,10 +298,10 @@ func TestOAuthGatherersFollowDeclarations(t *testing.T) {
 	if len(api) != 2 || withToken != 1 {
 		t.Errorf("API requests %+v, want one without and one with the token", api)
 	}
-	// 3 metadata URLs + token GET (metadata probe), POST + 2 API GETs + resource_metadata (challenge probe).
+	// 3 metadata URLs (metadata), the POST (token), 2 API GETs + resource_metadata (challenge).
 	mine := s.hitsTo(WellKnownAS+"/tenant1", WellKnownOIDC+"/tenant1", "/tenant1"+WellKnownOIDC, "/tenant1/token", "/api/data", WellKnownPRM+"/api/data")
-	if len(mine) != 8 {
-		t.Errorf("%d requests by the OAuth probes, want 8 (4 each): %+v", len(mine), mine)
+	if len(mine) != 7 {
+		t.Errorf("%d requests by the OAuth gatherers, want 7: %+v", len(mine), mine)
 	}
 	for _, h := range s.hitsTo("/", WellKnownPRM, WellKnownAS, WellKnownOIDC) {
 		if h.Auth != "" || h.Method != http.MethodGet {
@@ -346,13 +351,11 @@ func TestOAuthGatherersRefuse(t *testing.T) {
 		}
 	})
 	set, _ = runOAuth(t, conf.URL, 5*time.Second)
-	if Get(set, OAuthChallengeKey).Tried {
+	if Get(set, OAuthChallengeKey).Tried || Get(set, OAuthToken).Grant || Get(set, OAuthToken).Usable() {
 		t.Error("tried without anonymous client credentials")
 	}
-	for _, h := range conf.hitsTo("/token") {
-		if h.Method != http.MethodGet {
-			t.Errorf("%s /token sent to a confidential-only server", h.Method)
-		}
+	if hits := conf.hitsTo("/token"); len(hits) != 1 || hits[0].Method != http.MethodGet {
+		t.Errorf("requests to a confidential-only token endpoint %+v, want one GET", hits)
 	}
 }
 
@@ -374,12 +377,12 @@ func TestOAuthGatherersIgnoreRejectedMetadata(t *testing.T) {
 				}
 			})
 			set, _ := runOAuth(t, s.URL, 5*time.Second)
-			m, ch := Get(set, OAuthMeta), Get(set, OAuthChallengeKey)
+			m, tok, ch := Get(set, OAuthMeta), Get(set, OAuthToken), Get(set, OAuthChallengeKey)
 			if m.ASFields == nil || !m.Rejected() || m.ExpectedIssuer() != s.URL {
 				t.Fatalf("metadata %+v not rejected (expected issuer %q)", m, m.ExpectedIssuer())
 			}
-			if m.Token != nil || ch.Tried || ch.Token != nil {
-				t.Errorf("token GET %+v, challenge %+v: rejected metadata was used", m.Token, ch)
+			if tok.Resp != nil || tok.Issuer != "" || ch.Tried || ch.Token != nil {
+				t.Errorf("token %+v, challenge %+v: rejected metadata was used", tok, ch)
 			}
 			if hits := s.hitsTo("/token", "/api"); len(hits) != 0 {
 				t.Errorf("requests to what rejected metadata names: %+v", hits)
@@ -489,4 +492,102 @@ func FuzzOAuthParsers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// One authorization server spelt two ways is one server: scheme and host
+// case, the default port and a terminating "/" do not make another; a port,
+// a path or a host do.
+func TestSameServer(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"https://shop.example", "https://shop.example/", true},
+		{"https://shop.example", "HTTPS://Shop.Example:443", true},
+		{"http://127.0.0.1:8080/tenant1/", "http://127.0.0.1:8080/tenant1", true},
+		{"https://shop.example/oauth/token", "https://shop.example:443/oauth/token#x", true},
+		{"http://shop.example:80/token", "http://shop.example/token", true},
+		{"https://[::1]:443/", "https://[::1]", true},
+		{"https://shop.example", "https://shop.example:8443", false},
+		{"https://shop.example", "http://shop.example", false},
+		{"https://shop.example/tenant1", "https://shop.example/tenant2", false},
+		{"https://shop.example/token", "https://login.shop.example/token", false},
+		{"https://shop.example/token?a=1", "https://shop.example/token?a=2", false},
+		{"", "", false},
+		{"ftp://shop.example", "ftp://shop.example", false},
+		{"https://user@shop.example", "https://user@shop.example", false},
+	} {
+		if got := SameServer(c.a, c.b); got != c.same {
+			t.Errorf("SameServer(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	tok := &OAuthTokenDoc{Issuer: "https://shop.example"}
+	if !tok.IssuedBy("https://SHOP.example:443/") || tok.IssuedBy("https://idp.example") || (&OAuthTokenDoc{}).IssuedBy("") {
+		t.Error("IssuedBy does not compare issuers the way SameServer does")
+	}
+}
+
+// The MCP probe sends the scan's one token only to an endpoint that asked
+// for one (401 with a Bearer challenge) and whose protected-resource
+// metadata lists the token's issuer, however spelt; it never asks the
+// token endpoint itself, and says why when it sends nothing.
+func TestMCPAuthChoosesTheScansToken(t *testing.T) {
+	reply := ParseTokenReply([]byte(`{"access_token":"tok-1","token_type":"Bearer"}`))
+	tokResp := &fetch.Response{Status: 200}
+	s := newOAuthSite(t, func(o string) map[string]http.HandlerFunc {
+		return map[string]http.HandlerFunc{
+			WellKnownPRM + "/mcp":   jsonDoc(`{"resource":"` + o + `/mcp","authorization_servers":["` + strings.ToUpper(o[:4]) + o[4:] + `/"]}`),
+			WellKnownPRM + "/other": jsonDoc(`{"resource":"` + o + `/other","authorization_servers":["https://login.idp.example"]}`),
+		}
+	})
+	target, _ := url.Parse(s.URL + "/")
+	sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}).NewSession()
+	t.Cleanup(sess.Close)
+	c := &Ctx{Context: context.Background(), Site: Site{Target: target, Origin: s.URL}, sess: sess}
+	rootPRM := &fetch.Response{RequestURL: s.URL + WellKnownPRM, Status: 200}
+	meta := &OAuthMetadata{PRM: rootPRM, PRMFields: &wellknown.OAuthFields{AuthorizationServers: []string{s.URL}}}
+	good := &OAuthTokenDoc{Issuer: s.URL, Endpoint: s.URL + "/token", Grant: true, Resp: tokResp, Reply: reply}
+	challenge := func(v string) *fetch.Response {
+		return &fetch.Response{Status: 401, Header: http.Header{"Www-Authenticate": {v}}}
+	}
+	for _, tc := range []struct {
+		name      string
+		tok       *OAuthTokenDoc
+		challenge string
+		send      bool
+		note      string
+	}{
+		{"root metadata", good, `Bearer resource_metadata="` + s.URL + WellKnownPRM + `"`, true, ""},
+		{"no resource_metadata: the root's", good, `Bearer realm="mcp"`, true, ""},
+		{"metadata of its own, issuer spelt otherwise", good, `Bearer resource_metadata="` + s.URL + WellKnownPRM + `/mcp"`, true, ""},
+		{"another authorization server", good, `Bearer resource_metadata="` + s.URL + WellKnownPRM + `/other"`, false, "does not list the authorization server"},
+		{"metadata on another site", good, `Bearer resource_metadata="https://evil.example/prm"`, false, "on another site"},
+		{"metadata that is not there", good, `Bearer resource_metadata="` + s.URL + WellKnownPRM + `/gone"`, false, "could not be read"},
+		{"no Bearer challenge", good, `Basic realm="mcp"`, false, "without a Bearer challenge"},
+		{"no anonymous client credentials", &OAuthTokenDoc{Issuer: s.URL, Endpoint: s.URL + "/token", Resp: &fetch.Response{Status: 405}}, `Bearer realm="mcp"`, false, "does not advertise anonymous client credentials"},
+		{"token refused", &OAuthTokenDoc{Issuer: s.URL, Endpoint: s.URL + "/token", Grant: true, Resp: &fetch.Response{Status: 400}, Reply: ParseTokenReply([]byte(`{"error":"invalid_scope"}`))}, `Bearer realm="mcp"`, false, "gave no token"},
+		{"no metadata", &OAuthTokenDoc{}, `Bearer realm="mcp"`, false, "no authorization-server metadata"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &mcpAuth{meta: meta, tok: tc.tok}
+			tr := &mcpSessionTransport{c: c, endpoint: s.URL + "/mcp", auth: a}
+			if got := a.answer(tr, challenge(tc.challenge)); got != tc.send {
+				t.Fatalf("answer = %v, want %v", got, tc.send)
+			}
+			req := fetch.Request{Header: map[string]string{}}
+			if a.authorize(&req) != tc.send || (tc.send && (req.Header["Authorization"] != "Bearer tok-1" || !req.NoRedirect)) {
+				t.Errorf("request %+v", req)
+			}
+			issuer, note := a.outcome()
+			if tc.send != (issuer != "") || !strings.Contains(note, tc.note) || (tc.send && note != "") {
+				t.Errorf("outcome %q, %q; want a note with %q", issuer, note, tc.note)
+			}
+			if strings.Contains(note, "tok-1") {
+				t.Errorf("the note quotes the token: %q", note)
+			}
+		})
+	}
+	if hits := s.hitsTo("/token"); len(hits) != 0 {
+		t.Errorf("the MCP probe asked the token endpoint itself: %+v", hits)
+	}
 }
