@@ -147,7 +147,7 @@ func (s *Service) runOne(ctx context.Context, c store.RunClaim) {
 		return
 	}
 	st.Error = ""
-	reportID, err := webhook.NewID("rep")
+	reportID, err := timeID("rep", now)
 	if err != nil {
 		s.release(ctx, c, 5*time.Second)
 		return
@@ -263,7 +263,7 @@ func (s *Service) release(ctx context.Context, c store.RunClaim, after time.Dura
 }
 
 func (s *Service) delivery(m store.Monitor, typ string, data webhook.Data, now time.Time) (store.Delivery, error) {
-	id, err := webhook.NewID("evt")
+	id, err := timeID("evt", now)
 	if err != nil {
 		return store.Delivery{}, err
 	}

@@ -21,13 +21,16 @@ import (
 
 // The embedded file's layout: one bucket, kv, for everything, so that a
 // commit rewrites one B-tree's branches rather than one per bucket. Small
-// values (run state, leases, deliveries, idempotency keys in flight) are
-// entries of their own: expiry (8 bytes, Unix ns, 0 = none) | kind (1
-// byte) | value. Values of blobMin bytes or more (reports, scan-cache
-// entries, completed idempotency responses, screenshots) are blobs: the
-// entry holds the expiry and the blob's hash, and the bytes, compressed
-// when that saves a tenth or more, live once under blobPrefix + hash,
-// whatever refers to them. Sorted sets are entries too (txkv_bolt.go), the
+// values (run state, deliveries, idempotency keys in flight) are entries
+// of their own: expiry (8 bytes, Unix ns, 0 = none) | kind (1 byte) |
+// value (s2-compressed when it is packMin bytes or more and that pays).
+// Values of blobMin bytes or more (reports, scan-cache entries, completed
+// idempotency responses, screenshots) are blobs: the entry holds the
+// expiry and the blob's hash, and the bytes, compressed when that saves a
+// tenth or more, live once under blobPrefix + hash, whatever refers to
+// them, in chunks (blobPrefix + hash + index) so that no node of the
+// B-tree spans two pages (see chunkBytes). Sorted sets are entries too
+// (txkv_bolt.go; the claims' leases are not: they live in memory), the
 // showcase's latest outcome per site under historyPrefix + URL, and each
 // site's series (history.go) under seriesPrefix + URL, expiring SeriesIdle
 // after its last record, so the sweep reclaims the sites nobody scans.
@@ -55,20 +58,49 @@ var (
 )
 
 // layoutVersion names the layout above; a file of another version is
-// refused at open rather than misread.
-const layoutVersion = "2"
+// refused at open rather than misread. Layout 3 added chunked blobs and
+// compressed inline values (kinds 5–7) and moved polling claims to memory;
+// it reads every value of layout 2, so a layout-2 file is taken over (its
+// version rewritten at open) while a build of layout 2 refuses a layout-3
+// file instead of misreading it.
+const layoutVersion = "3"
+
+// readsLayout: versions this build opens, upgrading them to layoutVersion.
+var readsLayout = map[string]bool{"2": true, layoutVersion: true}
 
 const (
-	kindInline   byte = 0
-	kindBlob     byte = 1 // value: the blob's hash (blobHash bytes)
-	kindBlobBody byte = 4 // under blobPrefix: compression | bytes
-	valHeader         = 9 // expiry + kind
+	kindInline     byte = 0
+	kindBlob       byte = 1 // value: the blob's hash (blobHash bytes)
+	kindBlobBody   byte = 4 // under blobPrefix + hash: compression | bytes (a blob of at most chunkBytes)
+	kindBlobChunks byte = 5 // under blobPrefix + hash: compression | length (4 bytes); the bytes in chunks after it
+	kindBlobChunk  byte = 6 // under blobPrefix + hash + index (2 bytes): the next chunkBytes of them
+	kindInlineS2   byte = 7 // value: its s2 block (an inline value of packMin bytes or more that shrank)
+	valHeader           = 9 // expiry + kind
 
 	blobMin  = 2048
 	blobHash = 16 // bytes of SHA-256 naming a blob
 
 	blobRaw byte = 0
 	blobS2  byte = 1
+
+	// chunkBytes bounds the bytes of a blob one entry holds, so that no
+	// B-tree node ever needs more than one page. bbolt writes a node of
+	// several pages with one write, and Linux then caches those pages as
+	// one large folio; when they are freed and reused one page at a time,
+	// dirtying any page of the folio writes (and counts in write_bytes)
+	// the whole folio: a 5 KB report written whole cost every later commit
+	// that reused one of its pages 8 KB instead of 4, a screenshot far
+	// more (issue 21's monitor bench measured 1.6 times the pages bbolt
+	// wrote). bbolt leaves a node of four entries or fewer unsplit,
+	// however large, so an entry (16-byte header, 20-byte key, value) must
+	// stay under a quarter of a page.
+	chunkBytes = 960
+
+	// packMin: an inline value this long or longer (a delivery record,
+	// about 1 KB of JSON, is the common one) is kept s2-compressed when
+	// that saves an eighth or more (a delivery shrinks to 60%): the fewer
+	// pages a monitor's records fill, the fewer a run's writes land in.
+	packMin = 512
 )
 
 // Embedded is the single-node backend: one bbolt file.
@@ -93,6 +125,15 @@ type Embedded struct {
 
 	replays *memReplays
 
+	// The claims (leases) of runs and deliveries, held in memory: see
+	// txkv_bolt.go. leases is what the committed writes left, read by
+	// anyone under leaseMu; overlay is what the transaction the committer
+	// is making changes (nil: deleted), folded into leases once it is
+	// committed, dropped when it is not. Only the committer touches it.
+	leaseMu sync.Mutex
+	leases  map[string]memLease
+	overlay map[string]*memLease
+
 	histMu        sync.Mutex
 	histPending   map[string][]byte // url → outcome recorded, not yet committed (boltHistory)
 	seriesPending map[string][]byte // url → its series as the records not yet committed leave it
@@ -116,7 +157,9 @@ type embeddedOptions struct {
 // OpenEmbedded opens (or creates) dir/agentready.db. Writes are fsynced before
 // they are acknowledged, so an acknowledged write survives kill -9; the one
 // exception is the scan history, whose Record queues its write for the next
-// commit (boltHistory.Record).
+// commit (boltHistory.Record). Claims of monitor runs and deliveries are
+// held in memory, not written (txkv_bolt.go): a restart releases every
+// claim, so a claim the file kept would be released at open anyway.
 func OpenEmbedded(dir string) (*Embedded, error) { return openEmbedded(dir, embeddedOptions{}) }
 
 func openEmbedded(dir string, o embeddedOptions) (*Embedded, error) {
@@ -158,15 +201,15 @@ func openEmbedded(dir string, o embeddedOptions) (*Embedded, error) {
 		o.now = time.Now
 	}
 	e := &Embedded{db: db, now: o.now, writes: make(chan *write, 256), committed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
-		marks: map[[blobHash]byte]bool{}, replays: newMemReplays(o.now)}
+		marks: map[[blobHash]byte]bool{}, replays: newMemReplays(o.now), leases: map[string]memLease{}}
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil && tx.Bucket(bucketKV) != nil {
 			return fmt.Errorf("%s was written by an earlier agentready (state layout 1), which this version does not read: run the earlier version to keep its monitors, or move the file away to start afresh", path)
 		}
 		if meta != nil {
-			if v := meta.Get(layoutKey); string(v) != layoutVersion {
-				return fmt.Errorf("%s has state layout %q; this agentready reads layout %s", path, v, layoutVersion)
+			if v := meta.Get(layoutKey); !readsLayout[string(v)] {
+				return fmt.Errorf("%s has state layout %q, written by another version of agentready; this one reads layouts 2 and %s: run the version that wrote it, or move the file away to start afresh", path, v, layoutVersion)
 			}
 		}
 		for _, b := range [][]byte{bucketKV, bucketMeta} {
@@ -217,11 +260,15 @@ func (e *Embedded) Close() error {
 }
 
 // write is one writer's transaction function, waiting for its commit
-// (after, when set, runs once it is committed).
+// (after, when set, runs once it is committed). A write that only reads
+// the file (readOnly: a claim, which changes only the leases in memory)
+// runs in the committer's order like any other, but a group of such
+// writes alone runs in a read transaction: no commit, no fsync.
 type write struct {
-	fn    func(tx *bolt.Tx) error
-	done  chan error
-	after func()
+	fn       func(tx *bolt.Tx) error
+	done     chan error
+	after    func()
+	readOnly bool
 }
 
 // maxBatch bounds the writes one commit carries.
@@ -247,6 +294,16 @@ func (e *Embedded) update(fn func(tx *bolt.Tx) error) error {
 // runs once it is committed. Close commits what is queued.
 func (e *Embedded) updateLater(fn func(tx *bolt.Tx) error, after func()) error {
 	return e.send(&write{fn: fn, done: make(chan error, 1), after: after})
+}
+
+// inOrder runs fn, which only reads the file, in the committer's order:
+// it sees every write queued before it, and none queued after it.
+func (e *Embedded) inOrder(fn func(tx *bolt.Tx) error) error {
+	w := &write{fn: fn, done: make(chan error, 1), readOnly: true}
+	if err := e.send(w); err != nil {
+		return err
+	}
+	return fileError(<-w.done)
 }
 
 func (e *Embedded) send(w *write) error {
@@ -323,19 +380,42 @@ func (e *Embedded) Stats() EmbeddedStats {
 }
 
 func (e *Embedded) commitGroup(batch []*write) {
-	e.commits.Add(1)
-	e.grouped.Add(int64(len(batch)))
 	finish := func(w *write, err error) {
 		if err == nil && w.after != nil {
 			w.after()
 		}
 		w.done <- err
 	}
-	if len(batch) == 1 {
-		finish(batch[0], e.db.Update(batch[0].fn))
+	err := e.transact(batch)
+	if err == nil || len(batch) == 1 {
+		for _, w := range batch {
+			finish(w, err)
+		}
 		return
 	}
-	err := e.db.Update(func(tx *bolt.Tx) error {
+	// One write failed and rolled the group back: each runs again alone,
+	// so one write's failure is its own.
+	for _, w := range batch {
+		finish(w, e.transact([]*write{w}))
+	}
+}
+
+// transact runs the batch's functions in one transaction: a read
+// transaction when every one of them only reads, else a write transaction,
+// committed. The leases they change are folded in once it is committed.
+func (e *Embedded) transact(batch []*write) error {
+	run, readOnly := e.db.Update, true
+	for _, w := range batch {
+		readOnly = readOnly && w.readOnly
+	}
+	if readOnly {
+		run = e.db.View
+	} else {
+		e.commits.Add(1)
+		e.grouped.Add(int64(len(batch)))
+	}
+	e.overlay = map[string]*memLease{}
+	err := run(func(tx *bolt.Tx) error {
 		for _, w := range batch {
 			if err := w.fn(tx); err != nil {
 				return err
@@ -343,17 +423,19 @@ func (e *Embedded) commitGroup(batch []*write) {
 		}
 		return nil
 	})
-	if err == nil {
-		for _, w := range batch {
-			finish(w, nil)
+	if err == nil && len(e.overlay) > 0 {
+		e.leaseMu.Lock()
+		for k, l := range e.overlay {
+			if l == nil {
+				delete(e.leases, k)
+			} else {
+				e.leases[k] = *l
+			}
 		}
-		return
+		e.leaseMu.Unlock()
 	}
-	// One write failed and rolled the group back: each runs again alone,
-	// so one write's failure is its own.
-	for _, w := range batch {
-		finish(w, e.db.Update(w.fn))
-	}
+	e.overlay = nil
+	return err
 }
 
 // sweepEvery and sweepBudget pace the sweep of expired entries: a step
@@ -411,7 +493,7 @@ func (e *Embedded) sweepStep(budget int) (wrapped bool, err error) {
 			}
 			switch {
 			case blobPhase:
-				if !e.marked(k[len(blobPrefix):]) {
+				if !e.marked(blobOf(k)) {
 					dead = append(dead, bytes.Clone(k))
 				}
 			case expired(v, now):
@@ -498,24 +580,32 @@ func (e *Embedded) putVal(tx *bolt.Tx, key, val []byte, expiry int64) error {
 // its report in body, so the run that made the scan shares the blob.
 func (e *Embedded) putParts(tx *bolt.Tx, key, head, body []byte, expiry int64) error {
 	kvb := tx.Bucket(bucketKV)
-	if len(head)+len(body) < blobMin {
-		b := make([]byte, valHeader, valHeader+len(head)+len(body))
+	if n := len(head) + len(body); n < blobMin {
+		b := make([]byte, valHeader, valHeader+n)
 		binary.BigEndian.PutUint64(b, uint64(expiry))
 		b[8] = kindInline
-		return kvb.Put(key, append(append(b, head...), body...))
+		b = append(append(b, head...), body...)
+		if n >= packMin {
+			z := make([]byte, valHeader+s2.MaxEncodedLen(n))
+			copy(z, b[:valHeader])
+			z[8] = kindInlineS2
+			if z = z[:valHeader+len(s2.Encode(z[valHeader:], b[valHeader:]))]; len(z)-valHeader <= n-n/8 {
+				b = z
+			}
+		}
+		return kvb.Put(key, b)
 	}
 	sum := sha256.Sum256(body)
 	h := sum[:blobHash]
 	e.mark(h)
 	if bk := blobKey(h); kvb.Get(bk) == nil {
-		enc := make([]byte, valHeader+1+s2.MaxEncodedLen(len(body)))
-		enc[8] = kindBlobBody
-		enc[valHeader] = blobS2
-		enc = enc[:valHeader+1+len(s2.Encode(enc[valHeader+1:], body))] // encoded in place
-		if len(enc)-valHeader-1 > len(body)*9/10 {
-			enc = append(append(enc[:valHeader], blobRaw), body...)
+		enc := make([]byte, 1+s2.MaxEncodedLen(len(body)))
+		enc[0] = blobS2
+		enc = enc[:1+len(s2.Encode(enc[1:], body))] // encoded in place
+		if len(enc)-1 > len(body)*9/10 {
+			enc = append(append(enc[:0], blobRaw), body...)
 		}
-		if err := kvb.Put(bk, enc); err != nil {
+		if err := putBlob(kvb, bk, enc); err != nil {
 			return err
 		}
 		e.blobsNew.Add(1)
@@ -531,6 +621,71 @@ func (e *Embedded) putParts(tx *bolt.Tx, key, head, body []byte, expiry int64) e
 
 func blobKey(h []byte) []byte { return append(bytes.Clone(blobPrefix), h...) }
 
+// blobOf is the hash a key under blobPrefix belongs to (a blob's or one of
+// its chunks').
+func blobOf(k []byte) []byte {
+	h := k[len(blobPrefix):]
+	if len(h) > blobHash {
+		h = h[:blobHash]
+	}
+	return h
+}
+
+// putBlob stores enc (compression | bytes) under bk: whole when it fits
+// one entry, else its length there and the bytes in chunks right after
+// it (bk + index), which sort together.
+func putBlob(kvb *bolt.Bucket, bk, enc []byte) error {
+	if len(enc) <= chunkBytes {
+		return kvb.Put(bk, append(zentry(kindBlobBody, nil), enc...))
+	}
+	data := enc[1:]
+	head := append(zentry(kindBlobChunks, nil), enc[0], 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(head[valHeader+1:], uint32(len(data)))
+	if err := kvb.Put(bk, head); err != nil {
+		return err
+	}
+	for i := 0; len(data) > 0; i++ {
+		n := min(len(data), chunkBytes)
+		ck := binary.BigEndian.AppendUint16(bytes.Clone(bk), uint16(i))
+		if err := kvb.Put(ck, append(zentry(kindBlobChunk, nil), data[:n]...)); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// blobBody reads the blob hash h as putBlob stored it: compression | bytes
+// (a copy when it was chunked, else the file's own bytes).
+func blobBody(kvb *bolt.Bucket, h []byte) ([]byte, bool) {
+	bk := blobKey(h)
+	c := kvb.Cursor()
+	k, v := c.Seek(bk)
+	if !bytes.Equal(k, bk) || len(v) < valHeader+1 {
+		return nil, false
+	}
+	switch v[8] {
+	case kindBlobBody:
+		return v[valHeader:], true
+	case kindBlobChunks:
+		if len(v) != valHeader+5 {
+			return nil, false
+		}
+		n := int(binary.BigEndian.Uint32(v[valHeader+1:]))
+		out := make([]byte, 1, 1+n)
+		out[0] = v[valHeader]
+		for i := 0; len(out)-1 < n; i++ {
+			k, v = c.Next()
+			if len(k) != len(bk)+2 || !bytes.HasPrefix(k, bk) || int(binary.BigEndian.Uint16(k[len(bk):])) != i || len(v) < valHeader || v[8] != kindBlobChunk {
+				return nil, false
+			}
+			out = append(out, v[valHeader:]...)
+		}
+		return out, len(out)-1 == n
+	}
+	return nil, false
+}
+
 // loadVal returns key's value if it is live at now (Unix ns), as a copy.
 func loadVal(tx *bolt.Tx, key []byte, now int64) ([]byte, bool, error) {
 	v := tx.Bucket(bucketKV).Get(key)
@@ -538,18 +693,22 @@ func loadVal(tx *bolt.Tx, key []byte, now int64) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	switch v[8] {
-	case kindInline:
-		return bytes.Clone(v[valHeader:]), true, nil
+	case kindInline, kindInlineS2:
+		b, err := inlineVal(v)
+		if err != nil {
+			return nil, false, fmt.Errorf("the value of %q does not decompress: %w", key, err)
+		}
+		return b, true, nil
 	case kindBlob:
 		if len(v) < valHeader+blobHash {
 			return nil, false, nil
 		}
 		head := v[valHeader+blobHash:]
-		body := tx.Bucket(bucketKV).Get(blobKey(v[valHeader : valHeader+blobHash]))
-		if len(body) < valHeader+1 || body[8] != kindBlobBody {
+		body, ok := blobBody(tx.Bucket(bucketKV), v[valHeader:valHeader+blobHash])
+		if !ok {
 			return nil, false, fmt.Errorf("the value of %q lost its blob", key)
 		}
-		if body = body[valHeader:]; body[0] == blobRaw {
+		if body[0] == blobRaw {
 			return append(bytes.Clone(head), body[1:]...), true, nil
 		}
 		n, err := s2.DecodedLen(body[1:])
@@ -565,6 +724,15 @@ func loadVal(tx *bolt.Tx, key []byte, now int64) ([]byte, bool, error) {
 		return out[:len(head)+len(dec)], true, nil
 	}
 	return nil, false, nil
+}
+
+// inlineVal is an inline entry's value (kindInline or kindInlineS2), as a
+// copy.
+func inlineVal(v []byte) ([]byte, error) {
+	if v[8] == kindInline {
+		return bytes.Clone(v[valHeader:]), nil
+	}
+	return s2.Decode(nil, v[valHeader:])
 }
 
 // delVal deletes key (a blob it referred to goes at the next sweep, if
@@ -673,11 +841,15 @@ func (e *Embedded) releaseDeadLeases(tx *bolt.Tx) error {
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		// State is the record's first member: the prefix test skips
 		// decoding the (many, larger, blob-held) completed records.
-		if expired(v, now) || v[8] != kindInline {
+		if expired(v, now) || (v[8] != kindInline && v[8] != kindInlineS2) {
+			continue
+		}
+		val, err := inlineVal(v)
+		if err != nil {
 			continue
 		}
 		var r IdemRecord
-		if val := v[valHeader:]; bytes.HasPrefix(val, inFlightPrefix) && json.Unmarshal(val, &r) == nil && r.State == IdemInFlight {
+		if bytes.HasPrefix(val, inFlightPrefix) && json.Unmarshal(val, &r) == nil && r.State == IdemInFlight {
 			dead = append(dead, bytes.Clone(k))
 		}
 	}

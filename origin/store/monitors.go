@@ -245,6 +245,11 @@ const casTries = 16
 //	{m7}mon:|r                  sorted set: monitor ids by next run
 //	{m7}mon:|d                  sorted set: <id>/<delivery> by next attempt
 //	monquota|<quota>            sorted set: the quota's (or minter's) monitors by creation
+//
+// The embedded file holds the leases in memory instead (txkv_bolt.go), and
+// keeps the rest in key order, so a run's new report, delivery and index
+// entries, whose ids sort by creation (origin/monitor), land beside the
+// newest, and the delivery a run forgets beside the oldest.
 const (
 	keyMonitors = "mon:"
 	keyLease    = ":lease"

@@ -76,8 +76,10 @@ func census(t *testing.T, e *Embedded) fileCensus {
 			key := string(k)
 			switch {
 			case bytes.HasPrefix(k, blobPrefix):
-				c.blobs++
-				if reportBlobs[string(k[len(blobPrefix):])] {
+				if len(k) == len(blobPrefix)+blobHash {
+					c.blobs++ // a blob's first entry (the rest are its chunks)
+				}
+				if reportBlobs[string(blobOf(k))] {
 					c.reportBlobs += int64(len(k) + len(v))
 				}
 				continue

@@ -619,3 +619,61 @@ func TestEmbeddedRefusesTheEarlierLayout(t *testing.T) {
 		t.Fatalf("opening a file of the earlier layout: %v", err)
 	}
 }
+
+// A file of layout 2 (every value this build reads as it was) is taken
+// over, and then says layout 3, which a build of layout 2 refuses. A file of a layout
+// this build does not know is refused with what to do.
+func TestEmbeddedLayoutVersions(t *testing.T) {
+	write := func(t *testing.T, dir, version string) {
+		db, err := bolt.Open(filepath.Join(dir, "agentready.db"), 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Update(func(tx *bolt.Tx) error {
+			if _, err := tx.CreateBucket(bucketKV); err != nil {
+				return err
+			}
+			meta, err := tx.CreateBucket(bucketMeta)
+			if err != nil {
+				return err
+			}
+			return meta.Put(layoutKey, []byte(version))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	layoutOf := func(t *testing.T, dir string) string {
+		db, err := bolt.Open(filepath.Join(dir, "agentready.db"), 0o600, &bolt.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var v string
+		db.View(func(tx *bolt.Tx) error { v = string(tx.Bucket(bucketMeta).Get(layoutKey)); return nil })
+		return v
+	}
+	t.Run("layout 2 is upgraded", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "2")
+		e, err := OpenEmbedded(dir)
+		if err != nil {
+			t.Fatalf("a layout-2 file was refused: %v", err)
+		}
+		e.Close()
+		if v := layoutOf(t, dir); v != layoutVersion {
+			t.Errorf("after opening, the file says layout %q, want %q", v, layoutVersion)
+		}
+	})
+	t.Run("an unknown layout is refused", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "9")
+		_, err := OpenEmbedded(dir)
+		if err == nil || !strings.Contains(err.Error(), `layout "9"`) || !strings.Contains(err.Error(), "move the file away") {
+			t.Fatalf("a layout-9 file: %v", err)
+		}
+		if v := layoutOf(t, dir); v != "9" {
+			t.Errorf("a refused file was changed to layout %q", v)
+		}
+	})
+}

@@ -24,7 +24,78 @@ import (
 // Members and labels hold no NUL, and string keys hold none, so no entry
 // can be mistaken for another's. An entry's value is the string header
 // (no expiry, so the sweep leaves it) with a kind of its own and the score.
+//
+// Claims made by claimDue (the lease keys, "…:lease") are not written to
+// the file: they live in memory (Embedded.leases), changed in the
+// committer's order like the file, and such a claim is a read of the file
+// (no commit, no fsync; the steady 100-monitor bench spent a fifth of its
+// writes on them). The file admits one process, so such a claim only has
+// to keep this process's workers apart, and what a crash loses is what a
+// restart released anyway (every claim found at open belonged to a dead
+// process): the claimed member keeps its score, its due time, so after a
+// crash it is due at once, as before. A claim that is held blocks claims
+// of its member until its end (until).
+//
+// A lease written with a commit (a run's deliveries, claimed by the run in
+// the commit that records them, which moves their score to the claim's
+// end) is written to the file as before: after a crash the file must say
+// which members wait only for a dead claim, so that releaseDeadClaims makes
+// them due at once. Such a lease ends when its member's score comes due.
 type boltTx struct{ e *Embedded }
+
+// memLease is a lease's value and, for a claim, the Unix ms it ends at (0:
+// it ends when its member's score comes due).
+type memLease struct {
+	val   []byte
+	until int64
+}
+
+// isLease: key is a claim's lease (a monitor's run or a delivery's), kept
+// in memory.
+func isLease(key string) bool {
+	return strings.HasPrefix(key, "{m") && strings.HasSuffix(key, keyLease)
+}
+
+// lease reads a lease as the committer's transaction sees it (call it
+// from a write's function only): the transaction's own changes, then the
+// claims in memory, then the file.
+func (e *Embedded) lease(tx *bolt.Tx, key string) (memLease, bool) {
+	if l, ok := e.overlay[key]; ok {
+		if l == nil {
+			return memLease{}, false
+		}
+		return *l, true
+	}
+	return e.committedLease(tx, key)
+}
+
+// committedLease reads a lease as the committed writes left it: a claim in
+// memory, else a lease the file holds.
+func (e *Embedded) committedLease(tx *bolt.Tx, key string) (memLease, bool) {
+	e.leaseMu.Lock()
+	l, ok := e.leases[key]
+	e.leaseMu.Unlock()
+	if ok {
+		return l, true
+	}
+	v, ok, err := loadVal(tx, []byte(key), e.now().UnixNano())
+	if err != nil || !ok {
+		return memLease{}, false
+	}
+	return memLease{val: v}, true
+}
+
+// setLease changes a claim in memory in the committer's transaction.
+func (e *Embedded) setLease(key string, val []byte, until int64) {
+	e.overlay[key] = &memLease{val: bytes.Clone(val), until: until}
+}
+
+// delLease forgets the claim in memory, if any, so that reads fall through
+// to the file.
+func (e *Embedded) delLease(key string) { e.overlay[key] = nil }
+
+// held: a claim holds it, and blocks other claims until its end.
+func (l memLease) held(now int64) bool { return l.until > now && leaseHeld(l.val) }
 
 const (
 	kindZMember byte = 2 // value: header | score
@@ -179,6 +250,12 @@ func (t boltTx) view(_ context.Context, reads ...read) ([]readResult, error) {
 		for i, r := range reads {
 			switch r.kind {
 			case readGet:
+				if isLease(r.key) {
+					if l, ok := t.e.committedLease(tx, r.key); ok {
+						out[i].val = bytes.Clone(l.val)
+					}
+					continue
+				}
 				v, _, err := loadVal(tx, []byte(r.key), now)
 				if err != nil {
 					return err
@@ -203,22 +280,28 @@ func (t boltTx) view(_ context.Context, reads ...read) ([]readResult, error) {
 	return out, fileError(err)
 }
 
-// firstDue is the set's first member if it is due at now.
-func firstDue(tx *bolt.Tx, set string, now int64) bool {
+// firstDue: the set has a member due at now that no claim holds (leases
+// as read reads them).
+func firstDue(tx *bolt.Tx, s dueSet, now int64, read func(*bolt.Tx, string) (memLease, bool)) bool {
 	due := false
-	zscan(tx, set, false, func(_ string, score int64) bool {
-		due = score <= now
-		return false
+	zscan(tx, s.set, false, func(m string, score int64) bool {
+		if score > now {
+			return false
+		}
+		l, ok := read(tx, s.lease.of(m))
+		due = !ok || !l.held(now)
+		return !due
 	})
 	return due
 }
 
 func (t boltTx) claimDue(_ context.Context, sets []dueSet, now, until int64, token string, limit int) ([]dueMember, error) {
-	// A read transaction first: an empty claim costs no commit and no fsync.
+	// A read first, outside the committer's queue: a claim that finds
+	// nothing waits for no commit.
 	var due []dueSet
 	err := t.e.db.View(func(tx *bolt.Tx) error {
 		for _, s := range rotate(sets, token) {
-			if firstDue(tx, s.set, now) {
+			if firstDue(tx, s, now, t.e.committedLease) {
 				due = append(due, s)
 			}
 		}
@@ -227,9 +310,11 @@ func (t boltTx) claimDue(_ context.Context, sets []dueSet, now, until int64, tok
 	if err != nil || len(due) == 0 {
 		return nil, fileError(err)
 	}
+	// The claim: a read of the file in the committer's order, writing the
+	// leases in memory (see boltTx).
 	var out []dueMember
 	nowNS := t.e.now().UnixNano()
-	err = t.e.update(func(tx *bolt.Tx) error {
+	err = t.e.inOrder(func(tx *bolt.Tx) error {
 		out = out[:0]
 		for _, s := range due {
 			var claimed []dueMember
@@ -237,24 +322,22 @@ func (t boltTx) claimDue(_ context.Context, sets []dueSet, now, until int64, tok
 				if score > now || len(out)+len(claimed) >= limit {
 					return false
 				}
-				claimed = append(claimed, dueMember{member: m, score: score})
+				d := dueMember{member: m, score: score}
+				if prev, ok := t.e.lease(tx, s.lease.of(m)); ok {
+					if prev.held(now) {
+						return true
+					}
+					if kept, ok := leaseDue(string(prev.val)); ok {
+						d.score = kept // taken over, or handed back: its own due time
+					}
+				}
+				claimed = append(claimed, d)
 				return true
 			})
 			for i := range claimed {
 				d := &claimed[i]
-				lk := []byte(s.lease.of(d.member))
-				if prev, ok, _ := loadVal(tx, lk, nowNS); ok {
-					if kept, ok := leaseDue(string(prev)); ok {
-						d.score = kept
-					}
-				}
 				d.lease = token + "|" + strconv.FormatInt(d.score, 10)
-				if err := zadd(tx, s.set, d.member, until); err != nil {
-					return err
-				}
-				if err := t.e.putVal(tx, lk, []byte(d.lease), 0); err != nil {
-					return err
-				}
+				t.e.setLease(s.lease.of(d.member), []byte(d.lease), until)
 				owner := memberOwner(d.member)
 				for _, a := range s.items {
 					v, _, err := loadVal(tx, []byte(a.of(d.member)), nowNS)
@@ -298,6 +381,21 @@ func (t boltTx) commit(_ context.Context, conds []cond, ops []op) (bool, error) 
 		ok = true
 		kvb := tx.Bucket(bucketKV)
 		for _, c := range conds {
+			if isLease(c.key) {
+				l, exists := t.e.lease(tx, c.key)
+				switch c.kind {
+				case condEq:
+					ok = exists && bytes.Equal(l.val, c.val)
+				case condAbsent, condPresent:
+					ok = exists == (c.kind == condPresent)
+				default:
+					ok = false
+				}
+				if !ok {
+					return nil
+				}
+				continue
+			}
 			switch c.kind {
 			case condEq:
 				v, exists, err := loadVal(tx, []byte(c.key), now)
@@ -307,7 +405,7 @@ func (t boltTx) commit(_ context.Context, conds []cond, ops []op) (bool, error) 
 				ok = exists && bytes.Equal(v, c.val)
 			case condAbsent, condPresent:
 				v := kvb.Get([]byte(c.key))
-				exists := v != nil && !expired(v, now) && (v[8] == kindInline || v[8] == kindBlob)
+				exists := v != nil && !expired(v, now) && (v[8] == kindInline || v[8] == kindInlineS2 || v[8] == kindBlob)
 				ok = exists == (c.kind == condPresent)
 			case condZCardLT:
 				ok = zcardIn(tx, c.key) < c.n
@@ -317,6 +415,11 @@ func (t boltTx) commit(_ context.Context, conds []cond, ops []op) (bool, error) 
 			}
 		}
 		for _, o := range ops {
+			if isLease(o.key) && (o.kind == opSet || o.kind == opDel) {
+				// A lease set or deleted with a commit is the file's (see
+				// boltTx); a claim in memory under the same key is over.
+				t.e.delLease(o.key)
+			}
 			var err error
 			switch o.kind {
 			case opSet:
@@ -349,7 +452,9 @@ func (t boltTx) commit(_ context.Context, conds []cond, ops []op) (bool, error) 
 // releaseDeadClaims makes every run and delivery a previous process had
 // claimed due again. bbolt's file lock admits one process at a time, so a
 // lease found at open belongs to a process that died holding it (kill -9,
-// power loss); waiting for it to run out would only delay the work.
+// power loss); waiting for it to run out would only delay the work. Leases
+// now live in memory (see boltTx), so only a file written by an earlier
+// build holds any: each is moved into memory, handed back.
 func (e *Embedded) releaseDeadClaims(tx *bolt.Tx, now int64) error {
 	kvb := tx.Bucket(bucketKV)
 	type lease struct{ key, val []byte }
@@ -367,7 +472,14 @@ func (e *Embedded) releaseDeadClaims(tx *bolt.Tx, now int64) error {
 	}
 	for _, l := range dead {
 		set, member, ok := leaseOwner(string(l.key))
-		if !ok || !leaseHeld(l.val) {
+		if !ok {
+			continue
+		}
+		if err := delVal(tx, l.key); err != nil {
+			return err
+		}
+		if !leaseHeld(l.val) {
+			e.leases[string(l.key)] = memLease{val: l.val}
 			continue
 		}
 		// Due again now; the lease is marked handed back so the next
@@ -381,9 +493,7 @@ func (e *Embedded) releaseDeadClaims(tx *bolt.Tx, now int64) error {
 				return err
 			}
 		}
-		if err := e.putVal(tx, l.key, []byte(releasedLease+"|"+strconv.FormatInt(due, 10)), 0); err != nil {
-			return err
-		}
+		e.leases[string(l.key)] = memLease{val: []byte(releasedLease + "|" + strconv.FormatInt(due, 10))}
 	}
 	return nil
 }
