@@ -301,7 +301,7 @@ func TestOriginSlowClientsAndConnectionCap(t *testing.T) {
 			}
 		}()
 		defer close(stop)
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a safety net
 		resp, b := readResponse(t, c)
 		if resp.StatusCode != 408 || envelope(t, b).Code != "request_timeout" {
 			t.Errorf("drip-fed body: %d %s", resp.StatusCode, b)
@@ -309,8 +309,11 @@ func TestOriginSlowClientsAndConnectionCap(t *testing.T) {
 		if _, err := c.Read(make([]byte, 1)); err == nil {
 			t.Error("the connection stays open after the 408")
 		}
-		if took := time.Since(start); took > 2*time.Second {
-			t.Errorf("the drip-fed connection was held %s (read timeout 700ms)", took)
+		// A relation, not a budget: the 100-byte body would take 10 s to
+		// drip in, and the default read timeout is 15 s; the configured
+		// 700 ms cut it in less than half the drip's time.
+		if took := time.Since(start); took >= 5*time.Second {
+			t.Errorf("the drip-fed connection was held %s (read timeout 700ms, the drip 10 s)", took)
 		}
 	})
 	t.Run("connections per address", func(t *testing.T) {
@@ -325,7 +328,7 @@ func TestOriginSlowClientsAndConnectionCap(t *testing.T) {
 		}()
 		// A fifth connection from the same address is refused at once.
 		c := dialFrom(t, addr, "127.0.0.3")
-		c.SetDeadline(time.Now().Add(2 * time.Second))
+		c.SetDeadline(time.Now().Add(30 * time.Second)) // a safety net
 		resp, b := readResponse(t, c)
 		c.Close()
 		if resp.StatusCode != 429 || envelope(t, b).Code != "too_many_connections" || resp.Header.Get("Retry-After") == "" {
@@ -338,7 +341,7 @@ func TestOriginSlowClientsAndConnectionCap(t *testing.T) {
 		// Closing one frees a slot.
 		held[0].Close()
 		held = held[1:]
-		eventually(t, "a freed slot to be usable", 2*time.Second, func() bool {
+		eventually(t, "a freed slot to be usable", 30*time.Second, func() bool {
 			resp, _ := raw(t, addr, "127.0.0.3", "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 			return resp.StatusCode == 200
 		})
@@ -346,11 +349,15 @@ func TestOriginSlowClientsAndConnectionCap(t *testing.T) {
 }
 
 // A frozen Redis (SIGSTOP) answers nothing; /healthz and /api/scan must
-// still answer, 503 with Retry-After, within ~1.5 s, and the service must
-// come back by itself when Redis does.
+// still answer, 503 with Retry-After, within a few of the store's call
+// timeouts (made 1 s here, so that the bound is a relation a loaded machine
+// keeps: a request answers after the calls it made timed out, not when Redis
+// comes back), and the service must come back by itself when Redis does.
+// (The figures with the default 500 ms: go run ./bench/hardenbench -part redis.)
 func TestFrozenRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	r, err := store.OpenRedis(context.Background(), srv.URL)
+	const callTimeout = time.Second
+	r, err := store.OpenRedisWith(context.Background(), srv.URL, store.RedisOptions{CallTimeout: callTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +376,7 @@ func TestFrozenRedis(t *testing.T) {
 			srv.Thaw()
 		}
 	}()
-	const bound = 1500 * time.Millisecond
+	const bound = 3 * callTimeout
 	type probe struct {
 		name, method, path, body, code string
 	}
@@ -419,7 +426,7 @@ func TestFrozenRedis(t *testing.T) {
 	}
 	thawed = true
 	start := time.Now()
-	eventually(t, "the service to recover after the thaw", 5*time.Second, func() bool {
+	eventually(t, "the service to recover after the thaw", 30*time.Second, func() bool {
 		resp, _ := get(t, o.URL+"/healthz")
 		return resp.StatusCode == 200
 	})
@@ -441,7 +448,7 @@ func TestStreamedOutcomeRecorded(t *testing.T) {
 	if last := evs[len(evs)-1]; last.Name != origin.EventError {
 		t.Fatalf("last event %s", last.Name)
 	}
-	eventually(t, "the stream's audit line", 2*time.Second, func() bool { return strings.Contains(buf.String(), `"outcome"`) })
+	eventually(t, "the stream's audit line", 30*time.Second, func() bool { return strings.Contains(buf.String(), `"outcome"`) })
 	if line := buf.String(); !strings.Contains(line, `"outcome":"422 site_unreachable"`) || !strings.Contains(line, `"action":"scan"`) {
 		t.Errorf("audit: %s", line)
 	}
@@ -451,7 +458,7 @@ func TestStreamedOutcomeRecorded(t *testing.T) {
 	// A completed stream counts as 200.
 	s := site(t, "empty")
 	readStream(t, scanURL(o, s.URL, ""))
-	eventually(t, "the completed stream's count", 2*time.Second, func() bool {
+	eventually(t, "the completed stream's count", 30*time.Second, func() bool {
 		return strings.Contains(scrape(t, o), `agentready_http_requests_total{route="/api/scan",status="200"} 1`)
 	})
 }

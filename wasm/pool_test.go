@@ -3,15 +3,18 @@ package wasm_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
 )
 
@@ -20,43 +23,98 @@ import (
 // many instances as CPUs, two badges for a site that never answers stalled
 // every other request, a document from the edge included, for the scan's
 // whole deadline. The pool now grows while requests wait in host calls.
+//
+// The origin here answers nothing until the test releases it, so the proof
+// is an order, not a duration: /llms.txt is answered while every badge
+// still waits on the origin, which is released only afterwards. Were the
+// pool not to grow, /llms.txt could not be answered before the release.
 func TestRequestsWaitingOnTheOriginDoNotStallTheEdge(t *testing.T) {
-	hung, err := fixture.StartHung()
-	if err != nil {
-		t.Fatal(err)
-	}
+	release := make(chan struct{})
+	var waiting atomic.Int32
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" { // the balancer's probe: this origin is up
+			return
+		}
+		waiting.Add(1)
+		defer waiting.Add(-1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		http.Error(w, "released by the test", http.StatusServiceUnavailable)
+	}))
 	defer hung.Close()
-	svc := edgetest.StartStack(t, edgetest.Env(), stack.Options{EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero"), ScanDeadline: 4 * time.Second})
-	client := &http.Client{Timeout: 10 * time.Second}
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	defer releaseOnce() // before hung.Close, which waits for its handlers
+
+	env := edgetest.Env()
+	env["AGENTREADY_EDGE_SECRET"] = "0123456789abcdef0123456789abcdef"
+	env["AGENTREADY_FREE_DAILY"] = "1000" // every badge below reaches the origin
+	svc := edgetest.StartStack(t, env, stack.Options{Role: stack.RoleEdge, Origins: []string{hung.URL},
+		EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
+
+	// More than the warm instances (wasm.Options.Instances: one per CPU, at
+	// least 2), fewer than the most the pool grows to (4 times as many).
+	stuck := max(2, runtime.NumCPU()) + 2
+	client := &http.Client{Timeout: time.Minute} // a safety net: the test releases them
+	var answered atomic.Int32
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	const stuck = 6 // more than the warm instances (one per CPU, at least 2)
+	defer releaseOnce() // runs before wg.Wait
 	for i := 0; i < stuck; i++ {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			// Different paths: the origin runs one scan per URL at a time.
-			resp, err := client.Get(svc.URL + "/api/badge?url=" + url.QueryEscape(hung.URL+"/"+string(rune('a'+i))))
+			defer answered.Add(1)
+			resp, err := client.Get(svc.URL + "/api/badge?url=" + url.QueryEscape("https://never-scanned.example/"+strconv.Itoa(i)))
 			if err == nil {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
-		}(i)
+		}()
 	}
-	// Wait until the scans hold the instances (the hung site has their connections).
-	for deadline := time.Now().Add(3 * time.Second); hung.Accepted() < stuck; {
+	// Wait until every badge holds an instance in a host call to the origin.
+	for deadline := time.Now().Add(30 * time.Second); waiting.Load() < int32(stuck); {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d badge scans reached the hung site", hung.Accepted(), stuck)
+			t.Fatalf("only %d of %d badges reached the origin within 30 s (%d answered)", waiting.Load(), stuck, answered.Load())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	start := time.Now()
-	resp, err := client.Get(svc.URL + "/llms.txt")
-	if err != nil {
-		t.Fatal(err)
+	if n := answered.Load(); n != 0 {
+		t.Fatalf("%d badges were answered without waiting on the origin", n)
 	}
-	resp.Body.Close()
-	if took := time.Since(start); resp.StatusCode != 200 || took > time.Second {
-		t.Errorf("/llms.txt while %d badge scans wait on a hung site: %d after %s", stuck, resp.StatusCode, took)
+	type result struct {
+		code int
+		err  error
+	}
+	doc := make(chan result, 1)
+	go func() {
+		resp, err := client.Get(svc.URL + "/llms.txt")
+		if err != nil {
+			doc <- result{0, err}
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		doc <- result{resp.StatusCode, nil}
+	}()
+	select {
+	case r := <-doc:
+		if r.err != nil || r.code != 200 {
+			t.Errorf("/llms.txt while %d badges wait on the origin: %d %v", stuck, r.code, r.err)
+		}
+		if n, w := answered.Load(), waiting.Load(); n != 0 || w != int32(stuck) {
+			t.Errorf("/llms.txt was answered, but %d badges were answered and %d still wait: the order proves nothing", n, w)
+		}
+	case <-time.After(30 * time.Second): // a safety net: the origin is never released before
+		t.Fatalf("/llms.txt not answered within 30 s while %d badges wait on the origin: they stall the edge", stuck)
+	}
+	releaseOnce()
+	// Once released, the badges are answered (and the grown instances return).
+	for deadline := time.Now().Add(30 * time.Second); answered.Load() < int32(stuck); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d badges answered within 30 s of the origin's release", answered.Load(), stuck)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -51,7 +51,7 @@ func poolFree(c *Client) bool {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a safety net
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -170,7 +170,9 @@ func TestScanBodyBudget(t *testing.T) {
 // runs out first.
 func TestSharedBudgetWaits(t *testing.T) {
 	srv := startSized(t)
-	c := devClient(Config{SharedBodyBytes: 1 << 20, FreeScanBytes: 32 << 10, RequestTimeout: 2 * time.Second})
+	// A minute per request: the waiting scan cannot give up before the
+	// first one lets go, however slowly this machine runs.
+	c := devClient(Config{SharedBodyBytes: 1 << 20, FreeScanBytes: 32 << 10, RequestTimeout: time.Minute})
 	ctx := context.Background()
 	a := c.NewSession()
 	if r := a.Do(ctx, Request{URL: srv.URL + "/n/900000"}); !r.Complete() {
@@ -195,7 +197,7 @@ func TestSharedBudgetWaits(t *testing.T) {
 		if !r.Complete() || len(r.Body) != 300000 {
 			t.Errorf("after the first scan ended: %d bytes, cut %q", len(r.Body), r.Cut)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // a safety net, short of the request timeout
 		t.Fatal("the waiting scan was not woken when the first one closed")
 	}
 
@@ -206,9 +208,15 @@ func TestSharedBudgetWaits(t *testing.T) {
 	hog.Do(ctx, Request{URL: srv.URL + "/n/900000"})
 	w := c2.NewSession()
 	defer w.Close()
+	// The hog holds its memory until the test ends and the caller's
+	// deadline is long: the 300 ms request timeout must end the wait, in
+	// less than half of that deadline.
+	const callerDeadline = 30 * time.Second
+	wctx, cancel := context.WithTimeout(ctx, callerDeadline)
+	defer cancel()
 	start := time.Now()
-	r := w.Do(ctx, Request{URL: srv.URL + "/n/300000"})
-	if took := time.Since(start); took > 2*time.Second {
+	r := w.Do(wctx, Request{URL: srv.URL + "/n/300000"})
+	if took := time.Since(start); took >= callerDeadline/2 {
 		t.Errorf("waiting for memory took %s with a 300 ms request timeout", took)
 	}
 	if !errors.Is(r.BodyErr, ErrBodyBudget) || r.Found() || !strings.Contains(r.Cut, "busy with other scans") {
@@ -219,9 +227,14 @@ func TestSharedBudgetWaits(t *testing.T) {
 // When the pool is busy, a scan that already holds more than its share is
 // cut at once instead of waiting: scans never sit on memory waiting for each
 // other. While the pool has room, a scan takes what it needs.
+//
+// "At once" is a relation: the other scans hold their memory until the test
+// ends, so a scan that waited for it would wait out its request timeout (a
+// minute here); the cut comes in less than half of that.
 func TestFairShareCutsAtOnce(t *testing.T) {
+	const requestTimeout = time.Minute
 	srv := startSized(t)
-	c := devClient(Config{SharedBodyBytes: 1 << 20, FreeScanBytes: 32 << 10, RequestTimeout: 5 * time.Second})
+	c := devClient(Config{SharedBodyBytes: 1 << 20, FreeScanBytes: 32 << 10, RequestTimeout: requestTimeout})
 	ctx := context.Background()
 	s := c.NewSession()
 	if r := s.Do(ctx, Request{URL: srv.URL + "/n/600000"}); !r.Complete() {
@@ -239,8 +252,8 @@ func TestFairShareCutsAtOnce(t *testing.T) {
 	// it, and s holds more.
 	start := time.Now()
 	r := s.Do(ctx, Request{URL: srv.URL + "/n/100000"})
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("the cut took %s: it waited", time.Since(start))
+	if took := time.Since(start); took >= requestTimeout/2 {
+		t.Errorf("the cut took %s: it waited", took)
 	}
 	if !r.Truncated || !strings.Contains(r.Cut, "used its share") || len(r.Body) > 32<<10 {
 		t.Errorf("over its share: %d bytes kept, truncated %v, cut %q", len(r.Body), r.Truncated, r.Cut)

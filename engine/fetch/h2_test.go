@@ -95,9 +95,13 @@ func fanOut(s *Session, base string, n int) []*Response {
 // connection: the per-host cap (4 here) does not split it into waves.
 func TestHTTP2RoundIsOneWaveOnOneConnection(t *testing.T) {
 	const n = 16
-	probe := newProbe(n, 5*time.Second)
+	// The probe waits up to 20 s for all n (a safety net a loaded machine
+	// does not reach; in waves it would, once a wave), inside a request
+	// timeout of a minute.
+	const hold = 20 * time.Second
+	probe := newProbe(n, hold)
 	srv, conns, tlsConf := h2Server(t, probe, true)
-	c := NewClient(Config{TLS: tlsConf, PerHost: 4, Policy: AddressPolicy{AllowPrivate: true, AllowAnyPort: true}})
+	c := NewClient(Config{TLS: tlsConf, PerHost: 4, RequestTimeout: time.Minute, Policy: AddressPolicy{AllowPrivate: true, AllowAnyPort: true}})
 	defer c.CloseIdle()
 	s := c.NewSession()
 	start := time.Now()
@@ -122,7 +126,7 @@ func TestHTTP2RoundIsOneWaveOnOneConnection(t *testing.T) {
 	}
 
 	// The next session (the next scan) reuses the pooled connection.
-	probe2 := newProbe(n, 5*time.Second)
+	probe2 := newProbe(n, hold)
 	srv.Config.Handler = probe2
 	for _, r := range fanOut(c.NewSession(), srv.URL, n) {
 		if r.Status != 200 {

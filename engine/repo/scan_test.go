@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/repo"
@@ -113,13 +112,15 @@ func TestHostileTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "r\xff\xfe.js"), []byte("app.post('/orders/:id/refund', h)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	res, err := engine.ScanRepo(context.Background(), root, repo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("took %s", took)
+	// Bounded by what it read, not by how long a loaded machine took (the
+	// walk's speed is bench/repobench's): a followed loop or a read of the
+	// 200 MB file would show in these counts.
+	if res.Stats.Files > 20 || res.Stats.Bytes >= 1<<20 {
+		t.Errorf("the walk read %d files, %d bytes: it followed a loop or read what it must skip", res.Stats.Files, res.Stats.Bytes)
 	}
 	for _, c := range res.Checks {
 		want := report.Fail

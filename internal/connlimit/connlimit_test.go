@@ -72,7 +72,7 @@ func TestRefusalIsReadable(t *testing.T) {
 	c := dial()
 	defer c.Close()
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10000\r\n\r\n"+strings.Repeat("x", 10000))
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a safety net: the refusal comes at once
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatalf("reading the refusal: %v", err)
@@ -91,7 +91,7 @@ func TestRefusalIsReadable(t *testing.T) {
 	defer d.Close()
 	select {
 	case <-accepted:
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second): // a safety net
 		t.Fatal("a freed slot was not reused")
 	}
 }

@@ -40,9 +40,14 @@ func TestFacilitatorFailures(t *testing.T) {
 	} {
 		srv := httptest.NewServer(c.handler)
 		f := NewFacilitator(srv.URL, fetch.AddressPolicy{AllowPrivate: true}, 300*time.Millisecond)
+		// The caller's deadline is long: a hanging facilitator must be cut
+		// by the client's own 300 ms timeout, within half of it.
+		const callerDeadline = 30 * time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), callerDeadline)
 		start := time.Now()
-		v, err := f.Verify(context.Background(), 2, []byte(`{}`), map[string]string{})
+		v, err := f.Verify(ctx, 2, []byte(`{}`), map[string]string{})
 		took := time.Since(start)
+		cancel()
 		if c.name == "hangs" {
 			close(release)
 		}
@@ -57,8 +62,8 @@ func TestFacilitatorFailures(t *testing.T) {
 		case err != nil && (strings.Contains(err.Error(), "127.0.0.1") || strings.Contains(err.Error(), "dial tcp")):
 			t.Errorf("%s: the cause names an address or a library: %q", c.name, err)
 		}
-		if took > 3*time.Second {
-			t.Errorf("%s: took %s", c.name, took)
+		if took >= callerDeadline/2 {
+			t.Errorf("%s: took %s: the client's 300 ms timeout did not end it", c.name, took)
 		}
 	}
 	// A facilitator on a private address is refused unless allowed.
