@@ -122,14 +122,36 @@ type pageSignal struct {
 }
 
 type pageCheck struct {
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	Status         string `json:"status"`
-	Level          int    `json:"level"`
-	Message        string `json:"message"`
-	Recommendation string `json:"recommendation"`
-	Details        string `json:"details"`
-	FoundAt        string `json:"foundAt"`
+	ID             string      `json:"id"`
+	Name           string      `json:"name"`
+	Status         string      `json:"status"`
+	Level          int         `json:"level"`
+	Message        string      `json:"message"`
+	Recommendation string      `json:"recommendation"`
+	Details        pageDetails `json:"details"`
+	FoundAt        string      `json:"foundAt"`
+}
+
+// pageDetails are a check's details as the origin sends them, a JSON
+// object, kept as its compact text. A report stored before details were an
+// object holds them as a string, which is read as what it holds.
+type pageDetails string
+
+func (d *pageDetails) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*d = pageDetails(s)
+		return nil
+	}
+	if string(b) == "{}" || string(b) == "null" {
+		*d = ""
+		return nil
+	}
+	*d = pageDetails(b)
+	return nil
 }
 
 // reportTTL bounds how stale a result page may be after someone scans
@@ -387,7 +409,7 @@ func reportHTML(base, target string, rep *pageReport, note, filter string) []byt
 	pageHead(&b, title, desc, canonical, ldJSON(ld))
 	put(&b, `<main id="main" class="report" data-site="`, esc(site), `">
 <div class="head">
-<h1><span class="kicker">Agent readiness of</span> <span class="host">`, esc(host), `</span></h1>
+<h1><span class="kicker">Agent readiness of</span> <span class="host">`, esc(clipAddress(host)), `</span></h1>
 `)
 	scanForm(&b, target)
 	put(&b, `</div>
@@ -395,7 +417,7 @@ func reportHTML(base, target string, rep *pageReport, note, filter string) []byt
 `)
 	if rep == nil {
 		put(&b, `<p class="note" role="status">`, esc(note), `</p>
-<form id="scan-now" method="post" action="`, esc(reportURL("", target)), `"><button type="submit">Scan `, esc(displayHost(target)), ` now</button> <span class="muted">(one scan of your daily allowance)</span></form>
+<form id="scan-now" method="post" action="`, esc(reportURL("", target)), `"><button type="submit">Scan `, esc(clipAddress(displayHost(target))), ` now</button> <span class="muted">(one scan of your daily allowance)</span></form>
 `)
 	} else {
 		writeReportBody(&b, base, rep, filter)
@@ -408,17 +430,86 @@ func reportHTML(base, target string, rep *pageReport, note, filter string) []byt
 	return []byte(b.String())
 }
 
-// prettyDetails indents JSON details so they read as a snippet; anything
-// else is shown as sent. Bounded: a report is at most maxReport bytes.
-func prettyDetails(s string) string {
-	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
-		return s
+// detailWords writes a check's details for people: one "name: value" line
+// per member, names in words ("contentType" → "content type"), lists of
+// plain values joined by commas, anything deeper as compact JSON. Members
+// keep the report's order. Text that is not a JSON object is shown as sent.
+// Bounded: a report is at most maxReport bytes.
+func detailWords(s pageDetails) string {
+	dec := json.NewDecoder(strings.NewReader(string(s)))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return string(s)
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return s
+	var lines []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return string(s)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return string(s)
+		}
+		name, _ := k.(string)
+		lines = append(lines, words(name)+": "+valueWords(v))
 	}
+	return strings.Join(lines, "\n")
+}
+
+// words splits a camelCase or snake_case member name into lower-case words.
+func words(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r == '_' || r == '-':
+			b.WriteByte(' ')
+		case r >= 'A' && r <= 'Z':
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(r + 'a' - 'A')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// valueWords writes one member's value: a plain value as it is (none for
+// an empty one), a list of plain values joined by commas, else JSON.
+func valueWords(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "none"
+	case string:
+		if x == "" {
+			return "none"
+		}
+		return x
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case json.Number:
+		return x.String()
+	case []any:
+		if len(x) == 0 {
+			return "none"
+		}
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			switch e.(type) {
+			case map[string]any, []any:
+				b, _ := json.Marshal(v)
+				return string(b)
+			}
+			parts = append(parts, valueWords(e))
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, _ := json.Marshal(v)
 	return string(b)
 }
 

@@ -109,10 +109,10 @@ func TestReportMarkdownQuotesSitesAsText(t *testing.T) {
 }
 
 // Evidence blocks on the report page show bidi and zero-width characters as
-// escapes, in JSON details (still JSON with the same meaning) and in plain ones.
+// escapes, in details written as words and in plain ones.
 func TestEvidenceShowsInvisibleCharacters(t *testing.T) {
 	_, rep := fixtureReport(t, "peer")
-	rep.Checks[0].Details = "{\"title\":\"Invoice\u202Egnp.exe\u202C\",\"note\":\"a\u200Bb\u2066c\u2069\uFEFF\"}"
+	rep.Checks[0].Details = "{\"pageTitle\":\"Invoice\u202Egnp.exe\u202C\",\"note\":\"a\u200Bb\u2066c\u2069\uFEFF\",\"tried\":[\"/a\",\"/b\"],\"ok\":false}"
 	rep.Checks[1].Details = "plain\u200E text\u061C \u200D"
 	page := reportHTML("https://agentready.example", rep.URL, rep, "", "")
 	var evidence []string
@@ -133,7 +133,8 @@ func TestEvidenceShowsInvisibleCharacters(t *testing.T) {
 			t.Errorf("U+%04X is not shown as an escape in the evidence", r)
 		}
 	}
-	if !strings.Contains(joined, `"title": "Invoice\u202Egnp.exe\u202C"`) {
-		t.Errorf("the JSON evidence is not indented JSON with escapes: %s", joined)
+	// Details are words: one "name: value" line per member, in order.
+	if !strings.Contains(joined, `page title: Invoice\u202Egnp.exe\u202C note: a`) || !strings.Contains(joined, "tried: /a, /b ok: no") {
+		t.Errorf("the evidence is not the details in words, with escapes: %s", joined)
 	}
 }

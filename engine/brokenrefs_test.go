@@ -26,8 +26,8 @@ func TestBrokenReferencesKeepTheAPI(t *testing.T) {
 			t.Fatalf("no check %s", id)
 		}
 		var det map[string]any
-		if c.Details != "" {
-			json.Unmarshal([]byte(c.Details), &det)
+		if err := json.Unmarshal(c.Details, &det); err != nil {
+			t.Fatalf("%s details: %v", id, err)
 		}
 		return c.Message, det
 	}

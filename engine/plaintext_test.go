@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -128,16 +127,11 @@ func reportEntries(t *testing.T, res *report.Result) []reportEntry {
 	return out
 }
 
-// parseDetails reads a check's details (JSON) or a signal's (JSON, or its
-// joined plain-text lines).
-func parseDetails(t *testing.T, id, s string) any {
-	if !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "[") {
-		return s
-	}
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Errorf("%s: details %q do not parse", id, s)
-		return s
+// parseDetails reads a check's or a signal's details: a JSON object.
+func parseDetails(t *testing.T, id string, d report.Details) any {
+	var v map[string]any
+	if err := json.Unmarshal(d, &v); err != nil && !d.Empty() {
+		t.Errorf("%s: details %q are not a JSON object", id, d)
 	}
 	return v
 }

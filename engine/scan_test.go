@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -260,7 +261,7 @@ func TestProgressEvents(t *testing.T) {
 	for _, e := range events[2:] {
 		if e.Kind == engine.EventCheckFinished {
 			finished = append(finished, e.Check.ID)
-			if want, _ := res.Check(e.Check.ID); want != e.Check {
+			if want, _ := res.Check(e.Check.ID); !reflect.DeepEqual(want, e.Check) {
 				t.Errorf("%s: event result differs from report", e.Check.ID)
 			}
 		}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -102,7 +103,7 @@ func TestSignalStates(t *testing.T) {
 			for _, s := range res.Signals {
 				ids = append(ids, s.ID)
 				w := want[s.ID]
-				if s.Status != w.status || !strings.Contains(s.Message+"|"+s.Details, w.says) {
+				if s.Status != w.status || !strings.Contains(s.Message+"|"+findingsOf(s.Details), w.says) {
 					t.Errorf("%s: %s %q (details %q), want %s saying %q", s.ID, s.Status, s.Message, s.Details, w.status, w.says)
 				}
 				assertSignalRules(t, s)
@@ -145,7 +146,7 @@ func assertSignalRules(t *testing.T, s report.Signal) {
 	if s.Status == report.Pass && s.FoundAt == "" {
 		t.Errorf("%s: pass without foundAt", s.ID)
 	}
-	for _, txt := range []string{s.Message, s.Recommendation, s.Details} {
+	for _, txt := range []string{s.Message, s.Recommendation, findingsOf(s.Details)} {
 		if p := signal.RawText(txt); p != "" {
 			t.Errorf("%s: library text %q in %q", s.ID, p, txt)
 		}
@@ -161,7 +162,7 @@ func assertSignalEvents(t *testing.T, events []engine.Event, res *report.Result)
 		case engine.EventCheckFinished:
 			lastCheck = i
 		case engine.EventSignalFinished:
-			if n >= len(res.Signals) || e.Signal != res.Signals[n] {
+			if n >= len(res.Signals) || !reflect.DeepEqual(e.Signal, res.Signals[n]) {
 				t.Errorf("signal event %d: %+v", n, e.Signal)
 			}
 			if lastCheck > i {
@@ -247,4 +248,11 @@ func TestSignalsAreNotScored(t *testing.T) {
 			t.Errorf("%s: %s with the signal documents, %s without", c.ID, c.Status, w.Status)
 		}
 	}
+}
+
+// findingsOf joins a signal's findings ({"findings": […]}) with "; ".
+func findingsOf(d report.Details) string {
+	var v struct{ Findings []string }
+	json.Unmarshal(d, &v)
+	return strings.Join(v.Findings, "; ")
 }

@@ -57,7 +57,7 @@ func renderMissed(w io.Writer, r *report.Rendered, paint func(code, s string) st
 			fmt.Fprintf(w, "    %s\n", e)
 		}
 	}
-	if r.Missing() {
-		fmt.Fprintln(w, "  → Render this content on the server (SSR or prerendering) and put JSON-LD in the HTML the server sends.")
+	for _, a := range r.Advice() {
+		fmt.Fprintln(w, "  → "+a)
 	}
 }

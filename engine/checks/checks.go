@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -214,14 +213,7 @@ func (c *Check) result(o Outcome) report.Check {
 			r.Recommendation = c.Fix
 		}
 	}
-	if o.Details != nil {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(o.Details); err == nil {
-			r.Details = strings.TrimSpace(buf.String())
-		}
-	}
+	r.Details = report.ObjectDetails(o.Details)
 	return r
 }
 

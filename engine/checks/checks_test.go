@@ -73,7 +73,7 @@ func TestJudgeInvariants(t *testing.T) {
 	ok := &Check{Definition: c.Definition, Run: func(gather.Source) Outcome {
 		return Outcome{Status: report.Pass, Message: "m", Recommendation: "ignored", Details: map[string]any{"a": "<b>"}}
 	}}
-	if r := ok.Judge(empty); !r.Passed || r.Recommendation != "" || r.Details != `{"a":"<b>"}` {
+	if r := ok.Judge(empty); !r.Passed || r.Recommendation != "" || r.Details.String() != `{"a":"<b>"}` {
 		t.Errorf("%+v", r)
 	}
 	bad := &Check{Definition: c.Definition, Run: func(gather.Source) Outcome { return Outcome{Status: report.Partial, Message: "m"} }}

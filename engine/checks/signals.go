@@ -61,7 +61,7 @@ func (s *Signal) Judge(set *gather.Set, now time.Time) (res report.Signal) {
 
 func (s *Signal) result(v signal.Verdict) report.Signal {
 	r := report.Signal{ID: s.ID, Name: s.Name, Group: s.Group, Status: v.Status, Passed: v.Passed(),
-		Message: v.Message, Details: v.DetailString(), FoundAt: v.FoundAt}
+		Message: v.Message, Details: signalDetails(v.Details), FoundAt: v.FoundAt}
 	switch v.Status {
 	case report.Pass, report.NA:
 	case report.Partial:
@@ -189,4 +189,12 @@ var signals = []*Signal{
 			return commerce.GradeMPP(seen, gather.Get(in, gather.Spec).Spec)
 		},
 	},
+}
+
+// signalDetails are a verdict's findings as details ({"findings": […]}).
+func signalDetails(findings []string) report.Details {
+	if len(findings) == 0 {
+		return nil
+	}
+	return report.ObjectDetails(map[string][]string{"findings": findings})
 }

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -378,5 +379,57 @@ func TestRefBesideAssertionsInACycle(t *testing.T) {
 	}
 	if a := op(t, s, "GET", "/a"); !slices.Equal(a.ResponseFields, []string{"p"}) {
 		t.Errorf("response fields %v: A's own property", a.ResponseFields)
+	}
+}
+
+// largeSpec is the brokenrefs site's description grown to about 1.1 MB
+// (the hidden site's size): its paths and schemas copied under new names,
+// each copy with the eleven broken references.
+func largeSpec(b *testing.B) []byte {
+	raw, err := os.ReadFile("../../testdata/sites/brokenrefs/openapi.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tree, err := Decode(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := tree.(map[string]any)
+	paths := root["paths"].(map[string]any)
+	schemas := root["components"].(map[string]any)["schemas"].(map[string]any)
+	basePaths, baseSchemas := clone2(paths), clone2(schemas)
+	for i := 0; ; i++ {
+		for p, v := range basePaths {
+			paths[fmt.Sprintf("/v%d%s", i, p)] = v
+		}
+		for n, v := range baseSchemas {
+			schemas[fmt.Sprintf("%s%d", n, i)] = v
+		}
+		if js, _ := json.Marshal(root); len(js) > 1100<<10 {
+			return js
+		}
+	}
+}
+
+// Loading a 1.1 MB description with broken references, and the reference
+// walk alone (go test ./engine/openapi -run '^$' -bench Large -benchmem).
+func BenchmarkLoadLargeWithBrokenRefs(b *testing.B) {
+	js := largeSpec(b)
+	b.SetBytes(int64(len(js)))
+	for b.Loop() {
+		if _, err := Load(js, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRepairRefsLarge(b *testing.B) {
+	js := largeSpec(b)
+	b.SetBytes(int64(len(js)))
+	for b.Loop() {
+		b.StopTimer()
+		tree, _ := Decode(js)
+		b.StartTimer()
+		repairRefs(tree.(map[string]any), nil)
 	}
 }

@@ -131,7 +131,7 @@ func JUnit(suite string, checks []Check) ([]byte, error) {
 		switch c.Status {
 		case Fail, Partial:
 			ts.Failures++
-			tc.Failure = &failure{Message: c.Message, Type: string(c.Status), Body: strings.TrimSpace(c.Recommendation + "\n" + c.FoundAt + "\n" + c.Details)}
+			tc.Failure = &failure{Message: c.Message, Type: string(c.Status), Body: strings.TrimSpace(c.Recommendation + "\n" + c.FoundAt + "\n" + c.Details.String())}
 		case NA:
 			ts.Skipped++
 			tc.Skipped = &skipped{Message: c.Message}

@@ -1,6 +1,10 @@
 package report
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Status of a check.
 type Status string
@@ -38,16 +42,16 @@ func LevelName(n int) string {
 
 // Check is one check's result: the ten fields of service-spec.md §2.3.
 type Check struct {
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	Passed         bool   `json:"passed"`
-	Status         Status `json:"status"`
-	Level          int    `json:"level"`
-	Category       string `json:"category"`
-	Message        string `json:"message"`
-	Recommendation string `json:"recommendation"`
-	Details        string `json:"details"`
-	FoundAt        string `json:"foundAt"`
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	Passed         bool    `json:"passed"`
+	Status         Status  `json:"status"`
+	Level          int     `json:"level"`
+	Category       string  `json:"category"`
+	Message        string  `json:"message"`
+	Recommendation string  `json:"recommendation"`
+	Details        Details `json:"details"`
+	FoundAt        string  `json:"foundAt"`
 }
 
 // LevelProgress is one entry of levels[].
@@ -142,6 +146,51 @@ type WebMCPTool struct {
 // Missing reports whether anything is present only after rendering.
 func (r *Rendered) Missing() bool {
 	return r.WordsOnlyRendered > 0 || len(r.Headings) > 0 || len(r.Links) > 0 || len(r.JSONLDTypes) > 0 || r.RenderedJSONLD > r.ServerJSONLD || len(r.Tools) > 0
+}
+
+// Advice says what to do about what the render found, from what it found:
+// one line per kind of difference, most important first, none when the
+// server's HTML already carries everything.
+func (r *Rendered) Advice() []string {
+	var out []string
+	if r.WordsOnlyRendered > 0 || len(r.Headings) > 0 || len(r.Links) > 0 {
+		var what []string
+		if r.WordsOnlyRendered > 0 {
+			what = append(what, fmt.Sprintf("%d words", r.WordsOnlyRendered))
+		}
+		if len(r.Headings) > 0 {
+			what = append(what, plural(len(r.Headings), "heading", "headings"))
+		}
+		if n := len(r.Links) + r.LinksDropped; n > 0 {
+			what = append(what, plural(n, "link", "links"))
+		}
+		out = append(out, "Render the page's content on the server (SSR or prerendering): "+strings.Join(what, ", ")+" reach only agents that run JavaScript.")
+	}
+	if len(r.JSONLDTypes) > 0 || r.RenderedJSONLD > r.ServerJSONLD {
+		types := ""
+		if len(r.JSONLDTypes) > 0 {
+			types = " (" + strings.Join(r.JSONLDTypes, ", ") + ")"
+		}
+		out = append(out, "Put the JSON-LD"+types+" in the HTML the server sends: crawlers and most agents read structured data without running scripts.")
+	}
+	if len(r.Tools) > 0 {
+		what := "The WebMCP tool registered at run time reaches"
+		if len(r.Tools) > 1 {
+			what = fmt.Sprintf("The %d WebMCP tools registered at run time reach", len(r.Tools))
+		}
+		out = append(out, what+" only agents that run the page in a browser: offer the same actions through an MCP server (a server card at /.well-known/mcp/server-card) or an API for the rest.")
+	}
+	if len(r.ConsoleErrors) > 0 {
+		out = append(out, "Fix the page's "+plural(len(r.ConsoleErrors), "console error", "console errors")+": agents that run the page meet them too.")
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // BriefCheck is the reduced check of the POST /api/scan body.

@@ -12,13 +12,13 @@ const (
 // is na, never a failure), and nothing here feeds the score, the levels or
 // the badge.
 type Signal struct {
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	Group          string `json:"group"` // GroupIdentity or GroupCommerce
-	Passed         bool   `json:"passed"`
-	Status         Status `json:"status"` // pass, partial or na
-	Message        string `json:"message"`
-	Recommendation string `json:"recommendation"`
-	Details        string `json:"details"`
-	FoundAt        string `json:"foundAt"`
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	Group          string  `json:"group"` // GroupIdentity or GroupCommerce
+	Passed         bool    `json:"passed"`
+	Status         Status  `json:"status"` // pass, partial or na
+	Message        string  `json:"message"`
+	Recommendation string  `json:"recommendation"`
+	Details        Details `json:"details"`
+	FoundAt        string  `json:"foundAt"`
 }

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +25,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/ratelimit"
+	"github.com/agentready/agentready/internal/version"
 	"github.com/agentready/agentready/origin/store"
 )
 
@@ -46,7 +49,7 @@ type Deps struct {
 	History store.History
 	Curated []string // showcase sites chosen by the operator
 	Payment x402.Config
-	Version string
+	Version string // serverInfo's and the card's (default: version.String(), the build's)
 	// Gateway sells a deep scan of url for the x402 payment: the HTTP
 	// gateway's own logic. base is the public base URL. It answers as the
 	// HTTP gateway would.
@@ -96,7 +99,7 @@ func Capabilities() *mcp.ServerCapabilities {
 // New builds the server.
 func New(d Deps, trustedOrigins ...string) (*Server, error) {
 	if d.Version == "" {
-		d.Version = "1.0.0"
+		d.Version = version.String()
 	}
 	s := &Server{d: d}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: "agentready", Title: "agentready — agent-readiness scanner", Version: d.Version},
@@ -167,6 +170,12 @@ func (s *Server) Handler() http.Handler { return s.h }
 // Tools returns the tool definitions, in registration order.
 func (s *Server) Tools() []*mcp.Tool { return s.tools }
 
+// schemaOptions give types whose JSON is not what reflection sees their
+// schema: report.Details is a []byte that encodes as a JSON object.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[report.Details](): {Type: "object", Description: "The evidence the verdict rests on ({} when none); its members depend on the check."},
+}}
+
 // addTool registers a tool whose input and output schemas are inferred from
 // In and Out, set on the definition (so the server card shows the same
 // schemas), and whose handler may return a payment-required result in place of
@@ -176,7 +185,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, *mcp.C
 	if err != nil {
 		return fmt.Errorf("%s input schema: %w", t.Name, err)
 	}
-	out, err := jsonschema.For[Out](nil)
+	out, err := jsonschema.For[Out](schemaOptions)
 	if err != nil {
 		return fmt.Errorf("%s output schema: %w", t.Name, err)
 	}
@@ -279,12 +288,14 @@ func (s *Server) charge(ctx context.Context, req *mcp.CallToolRequest, urls ...s
 	}
 	if r.Allowed == 0 && s.d.Payment.PayTo == "" {
 		// Nothing is sold here: say when the allowance comes back, and advertise no payment.
-		return nil, &ToolError{fmt.Sprintf("daily allowance used up (%d scans a day; %d needed, %d left); retry after %s, or use a bearer token or an API key for a higher allowance",
-			r.Limit.Rate, len(urls), r.Remaining, r.RetryAfter.Round(1e9))}
+		// Worded and counted as the HTTP refusal is (apierr.RetryAt), so
+		// the message agrees with the response's RateLimit-Reset.
+		return nil, &ToolError{fmt.Sprintf("The daily allowance of %d scans is used up (%d needed, %d left); retry after %s, or use a bearer token or an API key for a higher allowance.",
+			r.Limit.Rate, len(urls), r.Remaining, apierr.RetryAt(time.Now(), apierr.WaitSeconds(r.RetryAfter)))}
 	}
 	if r.Allowed == 0 {
-		return s.paymentRequired(req, fmt.Sprintf("daily allowance used up (%d scans a day; %d needed, %d left); pay per scan over x402 or retry after %s",
-			r.Limit.Rate, len(urls), r.Remaining, r.RetryAfter.Round(1e9))), nil
+		return s.paymentRequired(req, fmt.Sprintf("The daily allowance of %d scans is used up (%d needed, %d left); pay per scan over x402, or retry after %s.",
+			r.Limit.Rate, len(urls), r.Remaining, apierr.RetryAt(time.Now(), apierr.WaitSeconds(r.RetryAfter)))), nil
 	}
 	return nil, nil
 }
