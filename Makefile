@@ -52,15 +52,22 @@ FUZZ_TARGETS := \
 	./origin/store:FuzzParseRedisURL \
 	./survey:FuzzParseList
 
-.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-deep bench-survey screenshots docs fmt clean image deploy-local test-deploy
+.PHONY: all build wasm worker run demo test vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-monitorio bench-deep bench-survey screenshots docs fmt clean image deploy-local test-deploy
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
 
+# The one version of a build (internal/version): /healthz, the MCP server card,
+# the scanner's and a survey's User-Agent and `agentready version` say it.
+# Without Git (or tags) it is empty, and the binary falls back on Go's build
+# information, else "devel".
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS  := -X github.com/agentready/agentready/internal/version.version=$(VERSION)
+
 all: build
 
 build:
-	$(GO) build -o $(BIN)/agentready ./cmd/agentready
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/agentready ./cmd/agentready
 
 # The edge compiled to WebAssembly (GOOS=wasip1 reactor), hosted by wazero in `serve`.
 wasm: $(BIN)/edge.wasm
@@ -167,6 +174,12 @@ bench-deep:
 bench-monitors:
 	$(GO) run ./bench/monitorbench $(MONITORBENCH_FLAGS)
 
+# 100 monitors every 2 s on a real `agentready serve` with the embedded store: KB written to
+# disk per run (/proc/PID/io write_bytes), failing over 64 (issue 21's steady workload);
+# flags pass through, e.g. make bench-monitorio MONITORIO_FLAGS='-warmup 10000 -runs 1000 -timeout 8m'
+bench-monitorio:
+	$(GO) run ./bench/monitorio $(MONITORIO_FLAGS)
+
 # `agentready survey` over a synthetic web of 10,000 sites on loopback (issue 23): sites/s,
 # peak RSS at 1,000 and 10,000 sites, the report against the known counts, kill -9 and
 # resume, 4 shards merged; flags pass through, e.g. SURVEYBENCH_FLAGS='-sites 2000'.
@@ -187,7 +200,7 @@ screenshots:
 docs:
 	$(GO) test ./engine/checks -run TestDocsAreGenerated -update
 	$(GO) test ./origin/mcpserver -run TestExportedDefinitionsAreCurrent -update
-	$(GO) test ./cmd/agentready -run TestREADMEExamples -update
+	$(GO) test ./cmd/agentready -run 'TestREADMEExamples|TestExitCodesInDocs' -update
 	$(GO) test ./internal/stack -run TestEdgeCatalogIsCurrent -update
 
 # Deployment (deploy/, docs/deploy.md). `make image` builds the container image
@@ -198,13 +211,13 @@ docs:
 # missing, builds the images and runs the deployment test.
 IMAGE ?= agentready:latest
 image:
-	IMAGE=$(IMAGE) sh deploy/image.sh agentready
+	IMAGE=$(IMAGE) VERSION=$(VERSION) sh deploy/image.sh agentready
 
 deploy-local:
-	IMAGE=$(IMAGE) sh deploy/up.sh
+	IMAGE=$(IMAGE) VERSION=$(VERSION) sh deploy/up.sh
 
 test-deploy:
-	IMAGE=$(IMAGE) sh deploy/test-deploy.sh
+	IMAGE=$(IMAGE) VERSION=$(VERSION) sh deploy/test-deploy.sh
 
 fmt:
 	gofmt -w .

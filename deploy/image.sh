@@ -15,6 +15,8 @@
 #               built when missing; the modules then come from this
 #               machine's module cache, so the build needs no network for
 #               them. golang:1.26-bookworm with a registry.
+#   VERSION     the version the binary reports (internal/version). Unset:
+#               `git describe --tags --always --dirty` of this checkout.
 #   DOCKER_BUILDKIT  0 or 1; unset: BuildKit when the buildx plugin is
 #               installed, else the classic builder (Debian's docker.io has no
 #               buildx). The Dockerfiles work with both.
@@ -102,7 +104,9 @@ for target in "$@"; do
 		fi
 		say "building $IMAGE (BASE_IMAGE=$BASE_IMAGE, GO_IMAGE=$GO_IMAGE, DOCKER_BUILDKIT=$DOCKER_BUILDKIT)"
 		start=$(date +%s)
-		build "$IMAGE" "$ctx" -f "$ctx/deploy/Dockerfile" --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg GO_IMAGE="$GO_IMAGE"
+		# The version the binary reports (internal/version), from this checkout.
+		version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || true)}
+		build "$IMAGE" "$ctx" -f "$ctx/deploy/Dockerfile" --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg GO_IMAGE="$GO_IMAGE" --build-arg VERSION="$version"
 		secs=$(($(date +%s) - start))
 		rm -rf "$ctx"
 		size=$(docker image inspect -f '{{.Size}}' "$IMAGE")

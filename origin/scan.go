@@ -255,8 +255,14 @@ func (s *scanner) validateURL(raw string) (string, *apierr.Error) {
 		if port == 0 {
 			port = map[string]int{"http": 80, "https": 443}[u.Scheme]
 		}
-		if policy.CheckAddrPort(netip.AddrPortFrom(a, uint16(port))) != nil {
-			return "", apiErr(400, CodeInvalidURL, "url: its host is not a public address (loopback, private, link-local or metadata); the scanner only scans public sites.")
+		if err := policy.CheckAddrPort(netip.AddrPortFrom(a, uint16(port))); err != nil {
+			// What kind of address it is and how to allow it, without
+			// repeating it (answers never echo the request), and the
+			// README's paragraph on scanning your own machine rather
+			// than the error table.
+			e := apiErr(400, CodeInvalidURL, "url: "+policy.ExplainTarget(err)+".")
+			e.Docs = apierr.LocalScansDocs
+			return "", e
 		}
 	}
 	return u.String(), nil

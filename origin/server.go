@@ -30,6 +30,7 @@ import (
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/connlimit"
 	"github.com/agentready/agentready/internal/ratelimit"
+	"github.com/agentready/agentready/internal/version"
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/mcpserver"
 	"github.com/agentready/agentready/origin/monitor"
@@ -121,8 +122,8 @@ func (c *Config) defaults() {
 	if c.MaxBody <= 0 {
 		c.MaxBody = scanreq.MaxBody
 	}
-	if c.Version == "" {
-		c.Version = "1.0.0"
+	if c.Version == "" { // /healthz's, and the MCP server's serverInfo and card
+		c.Version = version.String()
 	}
 	if c.Allowances == (identity.Allowances{}) {
 		c.Allowances = identity.DefaultAllowances
@@ -654,7 +655,8 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 		ctx.SetBodyString(`{"status":"degraded","store":"` + s.store.Name() + `","error":"state store does not answer","browser":` + s.shots.health() + `}`)
 		return
 	}
-	ctx.SetBodyString(`{"status":"ok","store":"` + s.store.Name() + `","version":"` + s.cfg.Version + `","browser":` + s.shots.health() + `}`)
+	v, _ := json.Marshal(s.cfg.Version) // version.String() unless a caller set its own
+	ctx.SetBodyString(`{"status":"ok","store":"` + s.store.Name() + `","version":` + string(v) + `,"browser":` + s.shots.health() + `}`)
 }
 
 // MetricsHandler answers GET /metrics with this origin's counters in the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -9,8 +8,7 @@ import (
 )
 
 func checksCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("checks", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("checks", "checks", stderr)
 	asJSON := fs.Bool("json", false, "print definitions as JSON")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -16,9 +15,7 @@ import (
 // then needs no curl in the image. The address defaults to the one serve
 // listens on (AGENTREADY_ADDR), a wildcard host asked on loopback.
 func healthcheckCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs := newFlagSet("healthcheck", "healthcheck", stderr)
 	target := fs.String("url", "", "")
 	timeout := fs.Duration("timeout", 3*time.Second, "")
 	wait := fs.Duration("wait", 0, "")

@@ -1,9 +1,8 @@
 // Command agentready scans a website (or a codebase) for AI-agent readiness,
-// and serves the API. `agentready help`, or --help after any command, prints
-// every command and flag (the usage constant below).
-//
-// Exit codes: 0 done, 1 --min-level or --min-score not reached, 2 usage error,
-// 3 site unreachable.
+// and serves the API. `agentready help` prints every command and flag;
+// `agentready help COMMAND`, or --help after a command, prints that
+// command's (topics below). exitCodes lists the exit codes, for the help
+// and for the README (a test keeps them alike).
 package main
 
 import (
@@ -15,14 +14,18 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/edge"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/version"
 	"github.com/agentready/agentready/origin/browser"
 )
 
@@ -39,24 +42,35 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// usage is the help of every command; `agentready help` and --help after any
-// command print it. A test keeps it naming every flag of serve.
-const usage = `agentready — how ready is a website for AI agents?
+// exitCodes is the one list of exit codes: the help ends with it, and the
+// README and docs/ci.md show it (exitCodesMarkdown; make docs rewrites them).
+var exitCodes = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "done"},
+	{exitBelowTarget, "the answer is no: --min-level or --min-score not reached (scan, repo), the delivery is not valid (webhook verify), no 200 (healthcheck); or serve could not start"},
+	{exitUsage, "usage error: an unknown command or flag, a missing or bad argument or setting"},
+	{exitUnreachable, "the site is unreachable, or not a public address and not allowed (scan)"},
+	{exitScanFailed, "the scan failed, a bug: please report it (scan); the survey could not go on, run it again to continue (survey)"},
+	{exitCanceled, "interrupted (Ctrl-C or SIGTERM); an interrupted survey continues when run again"},
+}
 
-Usage:
-  agentready scan <url> [flags]    scan a site (48 checks, levels 1–4)
-  agentready repo <path> [flags]   the 10 level-5 checks over a local codebase
-  agentready checks [--json]       list the check catalog
-  agentready tools [--format F]    the MCP tool definitions (F: mcp, openai, anthropic)
-  agentready keygen NAME           a new API key and its AGENTREADY_API_KEYS entry
-  agentready serve [flags]         run the API service (edge + origin)
-  agentready healthcheck [flags]   exit 0 when a running serve answers GET /healthz with 200
-  agentready webhook verify        check a captured monitor delivery's signatures
-  agentready survey --in LIST --out DIR   scan a whole list of sites into an adoption report
-  agentready survey merge DIR... --out DIR  add up a survey's shards or workers (docs/survey.md)
-  agentready help                  show this help (so does --help after any command)
+// helpIntro heads the full help.
+const helpIntro = "agentready — how ready is a website for AI agents?\n"
 
-Scan flags:
+// topic is one command's help: its lines of the command list (a form and
+// what it does) and its flags and notes, titled, or "" when it has none.
+type topic struct {
+	name  string
+	forms [][2]string
+	flags string
+}
+
+// topics are the commands in the order the help lists them; `commands`
+// runs them (a test keeps the two alike).
+var topics = []topic{
+	{name: "scan", forms: [][2]string{{"agentready scan <url> [flags]", "scan a site (48 checks, levels 1–4)"}}, flags: `Scan flags:
   --json             print the report as the API's JSON (ScanResult)
   --timeout D        whole-scan deadline (default 20s)
   --min-level N      exit 1 unless the site reaches level N (0–3)
@@ -65,6 +79,8 @@ Scan flags:
                      (the default for the CLI, so you can scan your dev server)
   --no-private       refuse loopback/private addresses and ports other than 80/443,
                      as the hosted service does
+  --allow LIST       with --no-private: admit exactly these addresses, comma-separated:
+                     an IP, a CIDR, or IP:port (env AGENTREADY_ALLOW)
   --repo PATH        also run the 10 level-5 checks over the codebase at PATH
                      (levels[] then includes level 5)
   --recommend        end with the next steps: every fail and partial check in the order
@@ -77,13 +93,18 @@ Scan flags:
                      console errors and the WebMCP tools the page registers at run time
   Cloud-metadata, link-local and multicast addresses are always refused.
   A bare host (example.com) is scanned over https; an explicit http:// is kept.
-
-Repo flags:
+`},
+	{name: "repo", forms: [][2]string{{"agentready repo <path> [flags]", "the 10 level-5 checks over a local codebase"}}, flags: `Repo flags:
   --format F         text (default), json, sarif (SARIF 2.1.0 for code scanning) or junit
   --json             same as --format json
   --min-level 5      exit 1 unless level 5 is reached (half of the applicable checks pass)
-
-Serve flags:
+`},
+	{name: "checks", forms: [][2]string{{"agentready checks [--json]", "list the check catalog"}}},
+	{name: "tools", forms: [][2]string{{"agentready tools [--format F]", "the MCP tool definitions (F: mcp, openai, anthropic)"}}},
+	{name: "keygen", forms: [][2]string{{"agentready keygen NAME", "a new API key and its AGENTREADY_API_KEYS entry"}}, flags: "Keygen:\n" + indent(wrap("NAME names the integration, such as acme-ci: "+edge.APIKeyNameRule+
+		" (AGENTREADY_API_KEYS accepts no other name). Prints the key, for the integration, and its entry,"+
+		" name:sha256hex, for AGENTREADY_API_KEYS (comma-separated).", 84), "  ")},
+	{name: "serve", forms: [][2]string{{"agentready serve [flags]", "run the API service (edge + origin)"}}, flags: `Serve flags:
   --addr HOST:PORT   listen address (default 127.0.0.1:8080; env AGENTREADY_ADDR)
   --data DIR         directory of the embedded state (default ./data; env AGENTREADY_DATA)
   --allow-private    let the service scan loopback and private addresses; local testing
@@ -107,14 +128,29 @@ Serve flags:
                      of its own, such as 127.0.0.1:9090; never on the public address
                      (default: not served; env AGENTREADY_METRICS_ADDR)
   REDIS_URL selects the shared Redis state; docs/edge.md lists the other settings.
-
-Healthcheck flags:
+`},
+	{name: "healthcheck", forms: [][2]string{{"agentready healthcheck [flags]", "exit 0 when a running serve answers GET /healthz with 200"}}, flags: `Healthcheck flags:
   --url U            what to ask (default /healthz on AGENTREADY_ADDR, a wildcard host
                      asked on loopback)
   --timeout D        one request (default 3s)
   --wait D           keep asking until a 200 or D has passed (default: ask once)
-
-Survey flags (docs/survey.md):
+`},
+	{name: "webhook", forms: [][2]string{{"agentready webhook verify", "check a captured monitor delivery's signatures"}}, flags: `Webhook verify flags (docs/webhooks.md):
+  --secret S         the monitor's whsec_ secret (better: env AGENTREADY_WEBHOOK_SECRET,
+                     which stays out of shell history)
+  --header 'N: V'    a header of the delivery (repeatable)
+  --headers FILE     the delivery's headers as "Name: value" lines (a request dump or
+                     curl -D output; the request or status line is skipped)
+  --body FILE        the raw body (default: standard input)
+  --now T            check as of T (RFC 3339 or Unix seconds), for a capture older
+                     than the 5-minute window
+  Prints "valid: <type> <id> for <url> (score N, level L)" when every signature it
+  carries verifies, else the reason.
+`},
+	{name: "survey", forms: [][2]string{
+		{"agentready survey --in LIST --out DIR", "scan a whole list of sites into an adoption report"},
+		{"agentready survey merge DIR... --out DIR", "add up a survey's shards or workers (docs/survey.md)"},
+	}, flags: `Survey flags (docs/survey.md):
   --in LIST          one domain or URL per line, or a ranked CSV (rank,domain); blank
                      lines and # comments ignored, duplicates and invalid lines listed
                      in DIR/skipped.ndjson
@@ -137,23 +173,130 @@ Survey flags (docs/survey.md):
                      refuses them by default, as the hosted service does)
   --allow LIST       admit exactly these addresses: IP, CIDR or IP:port, comma-separated
                      (env AGENTREADY_ALLOW)
-  Exits 130 when interrupted (the same command continues), 4 when writing failed.
+`},
+	{name: "version", forms: [][2]string{{"agentready version", "this build's version (so does --version)"}}},
+	{name: "help", forms: [][2]string{{"agentready help [command]", "this help, or one command's (so does --help after a command)"}}},
+}
 
-Webhook verify flags (docs/webhooks.md):
-  --secret S         the monitor's whsec_ secret (better: env AGENTREADY_WEBHOOK_SECRET,
-                     which stays out of shell history)
-  --header 'N: V'    a header of the delivery (repeatable)
-  --headers FILE     the delivery's headers as "Name: value" lines (a request dump or
-                     curl -D output; the request or status line is skipped)
-  --body FILE        the raw body (default: standard input)
-  --now T            check as of T (RFC 3339 or Unix seconds), for a capture older
-                     than the 5-minute window
-  Exits 0 and prints "valid: <type> <id> for <url> (score N, level L)" when every
-  signature it carries verifies; 1 with the reason otherwise.
+// usage is the full help: every command and flag, then the exit codes.
+var usage = fullHelp()
 
-Exit codes: 0 done, 1 --min-level/--min-score not reached (webhook verify: not valid),
-2 usage error, 3 site unreachable.
-`
+func fullHelp() string {
+	var b strings.Builder
+	b.WriteString(helpIntro + "\nUsage:\n")
+	for _, t := range topics {
+		b.WriteString(t.formLines())
+	}
+	for _, t := range topics {
+		if t.flags != "" {
+			b.WriteString("\n" + t.flags)
+		}
+	}
+	b.WriteString("\n" + exitCodesText())
+	return b.String()
+}
+
+func (t topic) formLines() string {
+	var b strings.Builder
+	for _, f := range t.forms {
+		fmt.Fprintf(&b, "  %-31s  %s\n", f[0], f[1])
+	}
+	return b.String()
+}
+
+func topicOf(name string) (topic, bool) {
+	for _, t := range topics {
+		if t.name == name {
+			return t, true
+		}
+	}
+	return topic{}, false
+}
+
+// commandHelp is what --help after the command prints: its forms, its
+// flags, and the exit codes; help's own is the full help.
+func commandHelp(name string) string {
+	t, ok := topicOf(name)
+	if !ok || name == "help" {
+		return usage
+	}
+	s := "Usage:\n" + t.formLines()
+	if t.flags != "" {
+		s += "\n" + t.flags
+	}
+	return s + "\n" + exitCodesText()
+}
+
+// shortUsage follows a command's usage error: its forms, and where its
+// help is, instead of every command's.
+func shortUsage(name string) string {
+	t, ok := topicOf(name)
+	if !ok {
+		return "Run 'agentready help' for the commands.\n"
+	}
+	var b strings.Builder
+	for i, f := range t.forms {
+		lead := "usage: "
+		if i > 0 {
+			lead = "       "
+		}
+		b.WriteString(lead + f[0] + "\n")
+	}
+	fmt.Fprintf(&b, "Run 'agentready %s --help' for its help.\n", name)
+	return b.String()
+}
+
+// exitCodesText is the help's list of exit codes.
+func exitCodesText() string {
+	var b strings.Builder
+	b.WriteString("Exit codes:\n")
+	for _, e := range exitCodes {
+		lines := wrap(e.meaning, 76)
+		fmt.Fprintf(&b, "  %-5d%s\n", e.code, lines[0])
+		for _, l := range lines[1:] {
+			b.WriteString("       " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
+var flagWord = regexp.MustCompile(`--[a-z][a-z-]*`)
+
+// exitCodesMarkdown is the README's and docs/ci.md's list of exit codes.
+func exitCodesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| exit code | meaning |\n|---|---|\n")
+	for _, e := range exitCodes {
+		fmt.Fprintf(&b, "| `%d` | %s |\n", e.code, flagWord.ReplaceAllString(e.meaning, "`$0`"))
+	}
+	return b.String()
+}
+
+// indent prefixes each line with in.
+func indent(lines []string, in string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(in + l + "\n")
+	}
+	return b.String()
+}
+
+// wrap breaks s into lines of at most width bytes, at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}
 
 // commands are the subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
@@ -166,28 +309,107 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"healthcheck": healthcheckCmd,
 	"webhook":     webhookCmd,
 	"survey":      surveyCmd,
-	"help":        func(_ []string, stdout, _ io.Writer) int { fmt.Fprint(stdout, usage); return exitOK },
+	"version":     versionCmd,
+	"help":        helpCmd,
+}
+
+// commandNames lists the commands, for an unknown one's error.
+func commandNames() string {
+	names := make([]string, 0, len(topics))
+	for _, t := range topics {
+		names = append(names, t.name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, "%s\nUsage:\n", helpIntro)
+		for _, t := range topics {
+			fmt.Fprint(stderr, t.formLines())
+		}
+		fmt.Fprintln(stderr, "\nRun 'agentready help' for every flag, or 'agentready COMMAND --help' for one command's.")
 		return exitUsage
 	}
 	name := args[0]
-	if name == "-h" || name == "-help" || name == "--help" {
+	switch name {
+	case "-h", "-help", "--help":
 		name = "help"
+	case "-version", "--version":
+		name = "version"
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "agentready: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "agentready: unknown command %q; the commands are %s (agentready help shows them)\n", args[0], commandNames())
 		return exitUsage
 	}
 	if wantsHelp(args[1:]) {
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, commandHelp(name))
 		return exitOK
 	}
 	return cmd(args[1:], stdout, stderr)
+}
+
+// helpCmd prints the full help, or one command's.
+func helpCmd(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, usage)
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "agentready help: name one command (got %d)\n%s", len(args), shortUsage("help"))
+		return exitUsage
+	default:
+		if _, ok := topicOf(args[0]); !ok {
+			fmt.Fprintf(stderr, "agentready help: there is no command %q; the commands are %s\n", args[0], commandNames())
+			return exitUsage
+		}
+		fmt.Fprint(stdout, commandHelp(args[0]))
+	}
+	return exitOK
+}
+
+// versionCmd prints this build's version (internal/version): the one
+// /healthz, the MCP server card and the scanner's User-Agent name.
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "agentready version: unexpected argument %q\n%s", args[0], shortUsage("version"))
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "agentready %s\n", version.String())
+	return exitOK
+}
+
+// flagSetSeen, when set (by tests), is given a command's flag set whenever
+// its usage is printed, every flag defined by then.
+var flagSetSeen func(*flag.FlagSet)
+
+// newFlagSet is the flag set of the command topic (the name a user types,
+// before any verb): a flag error is printed as "agentready NAME: …", then
+// the command's forms and where its help is; not every command's help.
+func newFlagSet(topic, name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(prefixWriter{w: stderr, prefix: "agentready " + name + ": "})
+	fs.Usage = func() {
+		if flagSetSeen != nil {
+			flagSetSeen(fs)
+		}
+		fmt.Fprint(stderr, shortUsage(topic))
+	}
+	return fs
+}
+
+// prefixWriter starts every write with prefix: the flag package writes its
+// error as one line.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
 }
 
 // wantsHelp: -h, -help or --help anywhere before a "--" asks for the help,
@@ -211,6 +433,7 @@ type scanFlags struct {
 	minScore     int
 	allowPrivate bool
 	noPrivate    bool
+	allow        string
 	repo         string
 	recommend    bool
 	render       bool
@@ -234,15 +457,14 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func scanCmd(args []string, stdout, stderr io.Writer) int {
 	var f scanFlags
-	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs := newFlagSet("scan", "scan", stderr)
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.DurationVar(&f.timeout, "timeout", 20*time.Second, "")
 	fs.IntVar(&f.minLevel, "min-level", -1, "")
 	fs.IntVar(&f.minScore, "min-score", -1, "")
 	fs.BoolVar(&f.allowPrivate, "allow-private", false, "")
 	fs.BoolVar(&f.noPrivate, "no-private", false, "")
+	fs.StringVar(&f.allow, "allow", os.Getenv("AGENTREADY_ALLOW"), "")
 	fs.StringVar(&f.repo, "repo", "", "")
 	fs.BoolVar(&f.recommend, "recommend", false, "")
 	fs.BoolVar(&f.render, "render", false, "")
@@ -267,8 +489,15 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentready scan: --timeout must be positive")
 		return exitUsage
 	}
+	allow, err := fetch.ParseAllowList(f.allow)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentready scan: --allow (AGENTREADY_ALLOW): %v\n", err)
+		return exitUsage
+	}
 	private := !f.noPrivate
-	policy := fetch.AddressPolicy{AllowPrivate: private, AllowAnyPort: private}
+	// The allow-list matters with --no-private: otherwise every loopback
+	// and private address is admitted anyway.
+	policy := fetch.AddressPolicy{AllowPrivate: private, AllowAnyPort: private, Allow: allow}
 	opts := engine.Options{Deadline: f.timeout, Fetch: fetch.Config{Policy: policy}}
 	if f.render {
 		// The browser's requests pass the same address policy as the scanner's.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,9 +26,7 @@ func ruleInfos(level int) []report.RuleInfo {
 }
 
 func repoCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("repo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs := newFlagSet("repo", "repo", stderr)
 	asJSON := fs.Bool("json", false, "")
 	format := fs.String("format", "text", "")
 	minLevel := fs.Int("min-level", -1, "")

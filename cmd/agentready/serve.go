@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentready/agentready/edge"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/origin"
@@ -57,8 +57,7 @@ func splitList(s string) []string {
 }
 
 func serveCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve", stderr)
 	addr := fs.String("addr", envOr("AGENTREADY_ADDR", "127.0.0.1:8080"), "listen address (env AGENTREADY_ADDR)")
 	data := fs.String("data", envOr("AGENTREADY_DATA", "./data"), "data directory for the embedded state (env AGENTREADY_DATA)")
 	allowPrivate := fs.Bool("allow-private", os.Getenv("AGENTREADY_ALLOW_PRIVATE") == "1", "let the service scan loopback and private addresses (local testing only; env AGENTREADY_ALLOW_PRIVATE=1)")
@@ -185,9 +184,18 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 
 // keygenCmd prints a new random API key and the AGENTREADY_API_KEYS entry
 // (name:sha256hex) that admits it; only the hash is ever configured.
+// The name passes the rule serve applies to AGENTREADY_API_KEYS
+// (edge.CheckAPIKeyName), so every entry it prints is one serve accepts.
 func keygenCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 || args[0] == "" || len(args[0]) > 64 {
-		fmt.Fprintln(stderr, "usage: agentready keygen NAME   (NAME identifies the integration, e.g. acme-ci)")
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintf(stderr, "agentready keygen: give exactly one NAME (got %d)\n%s", len(args), shortUsage("keygen"))
+		return exitUsage
+	}
+	if err := edge.CheckAPIKeyName(args[0]); err != nil {
+		fmt.Fprintf(stderr, "agentready keygen: %v; AGENTREADY_API_KEYS accepts no other name\n", err)
 		return exitUsage
 	}
 	b := make([]byte, 24)

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/version"
 	"github.com/agentready/agentready/survey"
 )
 
@@ -98,7 +99,7 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("--allow (AGENTREADY_ALLOW): %v", err)
 	}
-	version := buildVersion()
+	version := version.String()
 	policy := fetch.AddressPolicy{AllowPrivate: *allowPrivate, AllowAnyPort: *allowPrivate, Allow: allow}
 	cfg := survey.Config{
 		List: *in, Out: *out, Shard: shard, Concurrency: *concurrency, Timeout: *timeout, Version: version, Queue: queue,
@@ -134,8 +135,34 @@ func surveyCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "Merge every worker's directory into the report: agentready survey merge DIR... --out DIR\n")
 		return exitOK
 	}
-	printAdoption(stdout, sum.Adoption, *out)
+	printAdoption(stdout, stderr, sum.Adoption, *out)
+	printShard(stdout, shard, sum)
 	return exitOK
+}
+
+// printShard says what a run of one shard did with the list: how many of
+// its entries were this shard's, and, for a shard that had none, that it
+// had nothing to scan (rather than a bare "Surveyed 0 sites").
+func printShard(w io.Writer, shard survey.Shard, sum *survey.Summary) {
+	switch {
+	case shard.Whole() && sum.Total == 0:
+		fmt.Fprintf(w, "The list names no site to scan.\n")
+	case shard.Whole():
+	case sum.Total == 0 && sum.Elsewhere == 0:
+		fmt.Fprintf(w, "Shard %s had nothing to scan: the list names no site.\n", shard)
+	case sum.Total == 0:
+		which := fmt.Sprintf("all %d of the list's entries belong to other shards", sum.Elsewhere)
+		if sum.Elsewhere == 1 {
+			which = "the list's only entry belongs to another shard"
+		}
+		fmt.Fprintf(w, "Shard %s had nothing to scan: %s (a site's shard is the hash of its registrable domain, or of host:port for an IP address or localhost). Its directory holds an empty result for merge.\n",
+			shard, which)
+	default:
+		fmt.Fprintf(w, "Shard %s: %d %s of the list; %d of its entries belong to other shards.\n", shard, sum.Total, plural(sum.Total, "site", "sites"), sum.Elsewhere)
+	}
+	if !shard.Whole() {
+		fmt.Fprintf(w, "Once every shard is done, add them up: agentready survey merge DIR... --out DIR\n")
+	}
 }
 
 func surveyMergeCmd(args []string, stdout, stderr io.Writer) int {
@@ -155,8 +182,27 @@ func surveyMergeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentready survey merge: %v\n", err)
 		return exitUsage
 	}
-	printAdoption(stdout, ad, *out)
+	printAdoption(stdout, stderr, ad, *out)
+	printMerged(stdout, ad)
 	return exitOK
+}
+
+// printMerged says what a merge added up: each shard and its sites, or
+// each worker of a queue's survey.
+func printMerged(w io.Writer, ad *survey.Adoption) {
+	m := ad.Methods
+	parts := make([]string, len(m.Shards))
+	if m.Settings.Queue != "" {
+		for i, s := range m.Shards {
+			parts[i] = s.Settings.Worker
+		}
+		fmt.Fprintf(w, "Merged %d workers of survey %s (list %s): %s.\n", len(m.Shards), m.Settings.Queue, m.List.Name, strings.Join(parts, ", "))
+		return
+	}
+	for i, s := range m.Shards {
+		parts[i] = fmt.Sprintf("%s (%d %s)", s.Settings.Shard, s.Sites, plural(s.Sites, "site", "sites"))
+	}
+	fmt.Fprintf(w, "Merged %d shards of %s: %s.\n", len(m.Shards), m.List.Name, strings.Join(parts, ", "))
 }
 
 type quietRedis struct{}
@@ -164,30 +210,34 @@ type quietRedis struct{}
 func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // printAdoption is the closing summary: where the reports are, and the
-// headline numbers.
-func printAdoption(w io.Writer, ad *survey.Adoption, dir string) {
+// headline numbers. A survey whose sites the address policy refused (a
+// list of local sites run without --allow-private or --allow) says so on
+// stdout and tells what to do on stderr; it still exits 0, since its
+// report is complete (docs/survey.md).
+func printAdoption(w, stderr io.Writer, ad *survey.Adoption, dir string) {
 	fmt.Fprintf(w, "Surveyed %d sites: %d judged, %d unreachable, %d duplicate and %d invalid lines skipped.\n",
 		ad.Listed, ad.Sites, ad.Unreachable, ad.Skipped.Duplicates, ad.Skipped.Invalid)
-	fmt.Fprintf(w, "Levels 0–3: %v\n", ad.Levels)
-	fmt.Fprintf(w, "Reports: %s/%s, %s/%s, %s/%s\n", dir, survey.AdoptionFile, dir, survey.HTMLFile, dir, survey.MarkdownFile)
+	if n := ad.Refused(); n > 0 {
+		fmt.Fprintf(w, "Refused by the address policy (not a public address): %d of the %d unreachable.\n", n, ad.Unreachable)
+	}
+	fmt.Fprintf(w, "Levels 0–3: %s\n", levelWords(ad.Levels))
+	fmt.Fprintf(w, "Reports: %s, %s, %s\n", filepath.Join(dir, survey.AdoptionFile), filepath.Join(dir, survey.HTMLFile), filepath.Join(dir, survey.MarkdownFile))
+	if hint := ad.RefusalHint(); hint != "" {
+		fmt.Fprintf(stderr, "agentready survey: %s. The exit status stays 0: the survey and its report are complete.\n", hint)
+	}
 }
 
-// buildVersion is agentready's version as the binary knows it: the module
-// version of a release build, else "devel" with the commit when known.
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel-" + s.Value[:12]
+// levelWords is "7 at level 0, 0 at 1, 0 at 2, 1 at 3".
+func levelWords(levels []int) string {
+	parts := make([]string, len(levels))
+	for i, n := range levels {
+		if i == 0 {
+			parts[i] = fmt.Sprintf("%d at level %d", n, i)
+		} else {
+			parts[i] = fmt.Sprintf("%d at %d", n, i)
 		}
 	}
-	return "devel"
+	return strings.Join(parts, ", ")
 }
 
 // surveyProgress shows a survey's progress on stderr: a live line on a

@@ -34,7 +34,8 @@ func TestSurveyCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "Surveyed 2 sites: 2 judged, 0 unreachable, 1 duplicate and 1 invalid lines skipped.") {
+	if !strings.Contains(stdout, "Surveyed 2 sites: 2 judged, 0 unreachable, 1 duplicate and 1 invalid lines skipped.") ||
+		!strings.Contains(stdout, "Levels 0–3: 1 at level 0, 0 at 1, 0 at 2, 1 at 3\n") {
 		t.Errorf("stdout: %s", stdout)
 	}
 	for _, f := range []string{survey.ResultsFile, survey.SkippedFile, survey.ManifestFile, survey.AdoptionFile, survey.HTMLFile, survey.MarkdownFile} {
@@ -211,5 +212,34 @@ func TestSurveyQueueCommand(t *testing.T) {
 	}
 	if a, b := counts("one"), counts("merged"); !reflect.DeepEqual(a, b) {
 		t.Errorf("merged counts differ from one machine's:\n%v\n%v", b, a)
+	}
+}
+
+// A list of local sites without --allow-private: every site is refused, the
+// summary says so, stderr says what to do, and the exit status stays 0.
+// An --out with a trailing slash prints clean paths.
+func TestSurveyRefusedSitesHint(t *testing.T) {
+	full, peer := site(t, "full"), site(t, "peer")
+	dir := t.TempDir()
+	list := filepath.Join(dir, "list.txt")
+	if err := os.WriteFile(list, []byte(full+"\n"+peer+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out") + "/"
+	code, stdout, stderr := runCLI("survey", "--in", list, "--out", out, "--contact", "mailto:survey@example.org")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Surveyed 2 sites: 0 judged, 2 unreachable", "Refused by the address policy (not a public address): 2 of the 2 unreachable.",
+		"Levels 0–3: 0 at level 0, 0 at 1, 0 at 2, 0 at 3", "Reports: " + filepath.Join(dir, "out", survey.AdoptionFile) + ", "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q: %s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "//") {
+		t.Errorf("a path with //: %s", stdout)
+	}
+	if !strings.Contains(stderr, "all 2 sites were refused") || !strings.Contains(stderr, "--allow-private") || !strings.Contains(stderr, "--allow IP") || !strings.Contains(stderr, "exit status stays 0") {
+		t.Errorf("stderr lacks the hint: %s", stderr)
 	}
 }

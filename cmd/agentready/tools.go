@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -11,8 +10,7 @@ import (
 // toolsCmd prints the MCP tool definitions, or the same tools for another
 // agent ecosystem, generated from one source.
 func toolsCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tools", "tools", stderr)
 	format := fs.String("format", "mcp", "mcp, openai or anthropic")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage

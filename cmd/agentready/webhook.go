@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,13 +30,13 @@ const (
 
 func webhookCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "agentready webhook: name a verb (verify)\n\n%s", usage)
+		fmt.Fprintf(stderr, "agentready webhook: name a verb (verify)\n%s", shortUsage("webhook"))
 		return exitUsage
 	}
 	if args[0] == "verify" {
 		return webhookVerifyCmd(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "agentready webhook: unknown verb %q (the verb is verify)\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "agentready webhook: unknown verb %q (the verb is verify)\n%s", args[0], shortUsage("webhook"))
 	return exitUsage
 }
 
@@ -51,8 +50,7 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 // signature scheme the capture carries on its own, so a receiver's author
 // learns which one their code or a proxy breaks.
 func webhookVerifyCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("webhook verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("webhook", "webhook verify", stderr)
 	var (
 		secret, headersFile, bodyFile, nowArg string
 		headers                               headerFlags

@@ -182,7 +182,7 @@ func TestWebhookUsageErrors(t *testing.T) {
 		t.Errorf("an 10 MiB+1 body: exit %d, stderr %q", code, errs)
 	}
 	// --help is an answer, as for every command.
-	if code, out, _ := runCLI("webhook", "verify", "--help"); code != exitOK || out != usage {
+	if code, out, _ := runCLI("webhook", "verify", "--help"); code != exitOK || out != commandHelp("webhook") {
 		t.Errorf("webhook verify --help: exit %d", code)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"syscall"
 	"time"
@@ -81,6 +82,29 @@ func (p AddressPolicy) Explain(err error, host string) string {
 	return classify(err, host, nil, 0, p.Opaque).msg
 }
 
+// ExplainTarget words the refusal of the address a URL names itself (an
+// IP literal, refused before any connection) without repeating it: an API
+// answer never echoes the request, and the caller knows what it typed.
+// For a policy whose words are precise it says how to admit the address,
+// as admitHint does: "its host is a loopback address; … unless allowed:
+// add the address with its port (IP:port) to --allow or AGENTREADY_ALLOW
+// (comma-separated), or use --allow-private, …".
+func (p AddressPolicy) ExplainTarget(err error) string {
+	var b *BlockedError
+	if !errors.As(err, &b) || b.Port != 0 || !b.Addr.IsValid() {
+		return p.Explain(err, "its host")
+	}
+	msg := "its host is " + b.What + "; agentready does not connect to non-public addresses"
+	if p.Opaque || neverScanned(b.Addr) != "" {
+		return msg
+	}
+	msg += " unless allowed: add the address with its port (IP:port) to --allow or AGENTREADY_ALLOW (comma-separated)"
+	if (AddressPolicy{AllowPrivate: true, AllowAnyPort: true}).CheckAddr(b.Addr) == nil {
+		msg += ", or use --allow-private, which admits every loopback and private address on any port"
+	}
+	return msg
+}
+
 // classify turns a transport error into an *Error. host is the URL's host;
 // parent is the caller's context (before the per-request timeout was added),
 // to tell the request timeout from the scan's own deadline or cancellation.
@@ -110,8 +134,17 @@ func classify(err error, host string, parent context.Context, timeout time.Durat
 	case errors.As(err, &blocked) && opaque && blocked.Port == 0, errors.As(err, &dns) && opaque && (parent == nil || parent.Err() == nil):
 		return mk(KindNotPublic, notPublic, host)
 	case errors.As(err, &blocked):
-		const tail = "; agentready does not connect to non-public addresses"
+		tail := "; agentready does not connect to non-public addresses"
+		hint := ""
+		if !opaque { // the reader runs agentready: say how to admit it
+			hint = admitHint(blocked, host)
+		}
+		if hint != "" {
+			tail += " unless allowed: " + hint
+		}
 		switch {
+		case blocked.Port != 0 && hint != "":
+			return mk(KindBlocked, "%s; to scan it anyway, %s", blocked.What, hint)
 		case blocked.Port != 0:
 			return mk(KindBlocked, "%s", blocked.What)
 		case !blocked.Addr.IsValid():
@@ -163,6 +196,42 @@ func classify(err error, host string, parent context.Context, timeout time.Durat
 		return mk(KindProtocol, "%s answered with something that is not valid HTTP", host)
 	}
 	return mk(KindNetwork, "the request to %s failed (network error)", host)
+}
+
+// admitHint says how the one who runs agentready admits what b refused
+// (host as the URL names it): the allow-list entry that names it exactly,
+// and --allow-private when that would admit it too; "" when no setting
+// does (cloud metadata and link-local addresses, notation refusals). Only
+// for a policy whose words are precise: the hosted service's visitors
+// cannot change its settings, and its refusals say nothing of addresses.
+// The entry names the host only when the URL gave it as an address: the
+// address a name resolved to is not told.
+func admitHint(b *BlockedError, host string) string {
+	port := b.At
+	if b.Port != 0 {
+		port = uint16(b.Port)
+	} else if !b.Addr.IsValid() || neverScanned(b.Addr) != "" {
+		return ""
+	}
+	var entry string
+	literal, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	switch {
+	case err == nil && port != 0:
+		entry = netip.AddrPortFrom(literal.WithZone(""), port).String()
+	case err == nil:
+		entry = literal.WithZone("").String()
+	case port != 0:
+		entry = fmt.Sprintf("its IP address with the port (IP:%d)", port)
+	default:
+		entry = "its IP address"
+	}
+	hint := "add " + entry + " to --allow or AGENTREADY_ALLOW (comma-separated)"
+	// --allow-private admits loopback, private and CGNAT addresses on any
+	// port; not multicast, documentation or reserved ones.
+	if b.Port != 0 || (AddressPolicy{AllowPrivate: true, AllowAnyPort: true}).CheckAddr(b.Addr) == nil {
+		hint += ", or use --allow-private, which admits every loopback and private address on any port"
+	}
+	return hint
 }
 
 // certCause says which part of certificate verification failed.

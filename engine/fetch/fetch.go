@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentready/agentready/internal/version"
 )
 
 // Config holds the fetch policy shared by every scan of a Client.
@@ -43,10 +45,17 @@ type Config struct {
 	Resolver Resolver
 }
 
+// UserAgent is the scanner's User-Agent: agentready, the build's version
+// (internal/version, as /healthz and `agentready version` say it), and the
+// page about the bot.
+func UserAgent() string {
+	return "agentready/" + version.String() + " (+https://agentready.dev/bot; agent-readiness scanner)"
+}
+
 // Defaults are the values CHECKS.md fixes.
 func Defaults() Config {
 	return Config{
-		UserAgent:      "agentready/1.0 (+https://agentready.dev/bot; agent-readiness scanner)",
+		UserAgent:      UserAgent(),
 		Origin:         "https://agentready.dev",
 		RequestTimeout: 5 * time.Second,
 		MaxBody:        2 << 20,

@@ -25,6 +25,10 @@ type BlockedError struct {
 	Addr netip.Addr // the refused address; zero for a port or notation refusal
 	Port int        // the refused port, for a port refusal
 	What string     // "a link-local address", "port 8080", …
+	// At is the port the refused Addr was to be reached on (CheckAddrPort,
+	// the dialer, CheckHost), 0 when not known: what an allow-list entry
+	// that admits it must name.
+	At uint16
 }
 
 func (e *BlockedError) Error() string {
@@ -251,6 +255,9 @@ func (p AddressPolicy) CheckAddrPort(ap netip.AddrPort) error {
 		return nil
 	}
 	if err := p.checkAdmitted(ap.Addr()); err != nil { // neverScanned has run
+		if be, ok := err.(*BlockedError); ok {
+			be.At = ap.Port()
+		}
 		return err
 	}
 	return p.CheckPort(int(ap.Port()))
