@@ -68,7 +68,40 @@ type Config struct {
 	Payment    x402.Config // AGENTREADY_PAYTO
 }
 
-// ParseAPIKeys reads "name:sha256hex,name:sha256hex".
+// MaxAPIKeyName is the longest name an API key may have.
+const MaxAPIKeyName = 64
+
+// APIKeyNameRule is CheckAPIKeyName's rule in words.
+const APIKeyNameRule = "1 to 64 letters, digits, '.', '_', '-' or '@', starting with a letter or digit"
+
+// CheckAPIKeyName says why name cannot name an API key, or nil:
+// APIKeyNameRule (MaxAPIKeyName characters at most). It is the one rule of
+// `agentready keygen` and of AGENTREADY_API_KEYS (ParseAPIKeys): the name
+// is the entry's part before the ':' of a comma-separated list, the
+// caller's subject in the identity header the edge signs, in the audit log
+// and in the allowance's key, so it holds no separator, space or control
+// character.
+func CheckAPIKeyName(name string) error {
+	const rule = "use " + APIKeyNameRule + " (e.g. acme-ci)"
+	switch {
+	case name == "":
+		return fmt.Errorf("an API key needs a name: %s", rule)
+	case len(name) > MaxAPIKeyName:
+		return fmt.Errorf("the API key name %.20q… is %d characters long: %s", name, len(name), rule)
+	}
+	n := 0
+	for _, r := range name {
+		n++
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if !alnum && (n == 1 || !strings.ContainsRune("._-@", r)) {
+			return fmt.Errorf("the API key name %q has %q at position %d: %s", name, r, n, rule)
+		}
+	}
+	return nil
+}
+
+// ParseAPIKeys reads "name:sha256hex,name:sha256hex"; each name passes
+// CheckAPIKeyName.
 func ParseAPIKeys(s string) ([]APIKey, error) {
 	var out []APIKey
 	for _, part := range strings.Split(s, ",") {
@@ -77,6 +110,11 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 			continue
 		}
 		name, h, ok := strings.Cut(part, ":")
+		if ok {
+			if err := CheckAPIKeyName(name); err != nil {
+				return nil, err
+			}
+		}
 		raw, err := hex.DecodeString(h)
 		if !ok || name == "" || err != nil || len(raw) != 32 {
 			return nil, fmt.Errorf("API key entry %q must be name:sha256hex (use `agentready keygen NAME`)", name)

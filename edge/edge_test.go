@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -341,17 +340,6 @@ func TestBodyLimit(t *testing.T) {
 	}
 	if b, _ := io.ReadAll(p.forwarded[0].Body); len(b) != MaxBody || p.forwarded[0].ContentLength != int64(MaxBody) {
 		t.Errorf("forwarded %d bytes (ContentLength %d), want all %d", len(b), p.forwarded[0].ContentLength, MaxBody)
-	}
-}
-
-func TestHumanWait(t *testing.T) {
-	got := []string{}
-	for _, s := range []int{0, 59, 60, 61, 3599, 3600, 86399} {
-		got = append(got, humanWait(s))
-	}
-	want := []string{"1 s", "59 s", "1 min", "2 min", "1 h 00 min", "1 h 00 min", "24 h 00 min"}
-	if !slices.Equal(got, want) {
-		t.Errorf("%q, want %q", got, want)
 	}
 }
 

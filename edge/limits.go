@@ -3,7 +3,6 @@ package edge
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,12 +21,17 @@ const ExposedHeaders = "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, R
 // rateHeaders are both header families: X-RateLimit-* (Reset = epoch seconds)
 // and draft-ietf-httpapi-ratelimit-headers-06 RateLimit-* (Reset = seconds).
 func rateHeaders(d Decision, now time.Time) http.Header {
-	reset := int(math.Ceil(d.ResetAfter.Seconds()))
-	if !d.Allowed && d.RetryAfter > 0 {
-		reset = int(math.Ceil(d.RetryAfter.Seconds()))
-	}
-	if reset < 0 {
-		reset = 0
+	// Reset is when the next scan can be had: for a denied request its
+	// RetryAfter; with nothing left (a request that cost nothing, such as
+	// an MCP call whose tools charge for themselves), when the first unit
+	// comes back, which the same words in a refusal quote; otherwise when
+	// the allowance is whole again.
+	reset := apierr.WaitSeconds(d.ResetAfter)
+	switch {
+	case !d.Allowed && d.RetryAfter > 0:
+		reset = apierr.WaitSeconds(d.RetryAfter)
+	case d.Remaining == 0 && d.Limit > 0:
+		reset = apierr.WaitSeconds(d.ResetAfter - time.Duration(d.Limit-1)*(day/time.Duration(d.Limit)))
 	}
 	// Written with the names in canonical form, as Set would store them: in
 	// the WebAssembly edge, canonicalising the seven mixed-case names and
@@ -176,7 +180,6 @@ func (h *Handler) overAllowance(w http.ResponseWriter, r *http.Request, rate htt
 	limit := h.cfg.Allowances.For(c.Tier)
 	if h.cfg.Payment.PayTo == "" {
 		wait, _ := strconv.Atoi(w.Header().Get("RateLimit-Reset"))
-		at := h.p.Now().Add(time.Duration(wait) * time.Second).UTC().Format(time.RFC3339)
 		more := ""
 		switch c.Tier {
 		case identity.Anonymous:
@@ -185,7 +188,7 @@ func (h *Handler) overAllowance(w http.ResponseWriter, r *http.Request, rate htt
 			more = " An API key has a higher allowance."
 		}
 		writeError(w, apierr.AllowanceExhausted,
-			fmt.Sprintf("The daily allowance of %d scans for %s callers is used up; retry after %s (in %s).%s", limit, c.Tier, at, humanWait(wait), more))
+			fmt.Sprintf("The daily allowance of %d scans for %s callers is used up; retry after %s.%s", limit, c.Tier, apierr.RetryAt(h.p.Now(), wait), more))
 		return
 	}
 	base := h.base(r)
@@ -200,16 +203,4 @@ func (h *Handler) overAllowance(w http.ResponseWriter, r *http.Request, rate htt
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusPaymentRequired)
 	w.Write(b)
-}
-
-// humanWait renders seconds as the coarsest honest unit.
-func humanWait(s int) string {
-	if s < 60 {
-		return strconv.Itoa(max(s, 1)) + " s"
-	}
-	m := (s + 59) / 60
-	if m < 60 {
-		return strconv.Itoa(m) + " min"
-	}
-	return fmt.Sprintf("%d h %02d min", m/60, m%60)
 }

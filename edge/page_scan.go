@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/agentready/agentready/apierr"
 )
 
 // scanForPage answers POST /report?url=…, the scan button of a page read
@@ -54,8 +56,10 @@ func (h *Handler) scanForPage(w http.ResponseWriter, r *http.Request, target str
 		}
 		reset, _ := strconv.Atoi(hdr.Get("Ratelimit-Reset"))
 		hdr.Set("Retry-After", strconv.Itoa(reset))
-		h.pageNote(w, base, target, status, "The free scans for today are used up: 0 of "+strconv.Itoa(limit)+" remain; they reset in "+humanWait(reset)+
-			". A free anonymous token (POST /api/agent/token) or an API key raises the allowance; see /docs."+paid)
+		// Said to a person: what they can do from the page (wait, or read
+		// the report already there), not an API call to make.
+		h.pageNote(w, base, target, status, "The free scans for today are used up (0 of "+strconv.Itoa(limit)+" left). The next one is free at "+apierr.RetryAt(h.p.Now(), reset)+
+			"; until then, this site's last report, if it was scanned, stays at "+reportURL(base, target)+". Running agentready on your own machine (see /docs) has no daily limit."+paid)
 		return
 	}
 	fresh := ""

@@ -37,3 +37,20 @@ func TestRateHeadersAsSet(t *testing.T) {
 		}
 	}
 }
+
+// With nothing left, a request that cost nothing (an MCP call, whose tools
+// charge for themselves) gets as its reset when the next scan comes back,
+// the number a refusal of that scan quotes, not when the allowance is whole.
+func TestResetWithNothingLeftIsTheNextScan(t *testing.T) {
+	now := time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC)
+	// 20 a day: one comes back every 72 min; whole again in 23 h 40 min
+	// means the next one is back in 23h40m - 19×72m = 52 min.
+	h := rateHeaders(Decision{Allowed: true, Limit: 20, Remaining: 0, ResetAfter: 23*time.Hour + 40*time.Minute}, now)
+	if got := h.Get("RateLimit-Reset"); got != "3120" {
+		t.Errorf("RateLimit-Reset %s with nothing left, want 3120 (52 min)", got)
+	}
+	h = rateHeaders(Decision{Allowed: true, Limit: 20, Remaining: 5, ResetAfter: 3 * time.Hour}, now)
+	if got := h.Get("RateLimit-Reset"); got != "10800" {
+		t.Errorf("RateLimit-Reset %s with some left, want the whole reset 10800", got)
+	}
+}

@@ -433,8 +433,11 @@ func (s *Server) idempotent(ctx *fasthttp.RequestCtx, body []byte, handle func()
 	status := ctx.Response.StatusCode()
 	bg, cancel := context.WithTimeout(context.Background(), 2*time.Second) // even while draining: the response went out
 	defer cancel()
-	if status >= 500 {
-		_ = idem.Release(bg, claim) // nothing worth replaying: let the client retry with the same key
+	if status >= 400 {
+		// Only an outcome (a scan's report, a created monitor) is kept for
+		// replay. A refusal did nothing worth replaying: the client may fix
+		// the request, or retry later, with the same key.
+		_ = idem.Release(bg, claim)
 		return
 	}
 	rec := store.IdemRecord{Fingerprint: fp, Status: status, Body: append([]byte(nil), ctx.Response.Body()...), Created: time.Now().UTC(),

@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -527,8 +529,8 @@ func mcpAgentCardInline(t *testing.T, e mcpEnv) {
 
 func mcpBadge(t *testing.T, e mcpEnv) {
 	var out struct {
-		BadgeURL, Markdown, HTML string
-		Score                    int
+		URL, BadgeURL, Markdown, HTML string
+		Score                         int
 	}
 	structured(t, call(t, e.cs, "get_badge", map[string]any{"url": e.full.URL}), &out)
 	if !strings.HasPrefix(out.BadgeURL, e.o.URL+"/api/badge?url=") {
@@ -539,6 +541,12 @@ func mcpBadge(t *testing.T, e mcpEnv) {
 	}
 	if !strings.Contains(out.HTML, "<img") {
 		t.Errorf("the HTML is not an <img>: %q", out.HTML)
+	}
+	// Both embeds link to the report page (the edge serves it), not to the
+	// event stream of a charged scan.
+	report := e.o.URL + "/report?url=" + url.QueryEscape(out.URL)
+	if !strings.HasSuffix(out.Markdown, "]("+report+")") || !strings.Contains(out.HTML, `<a href="`+strings.ReplaceAll(report, "&", "&amp;")+`">`) {
+		t.Errorf("the embeds do not link to %s:\n%s\n%s", report, out.Markdown, out.HTML)
 	}
 	if out.Score < 90 {
 		t.Errorf("score %d for the full site, want at least 90", out.Score)
@@ -594,6 +602,10 @@ func TestMCPAllowanceExhausted(t *testing.T) {
 	res := call(t, ucs, "scan_url", map[string]any{"url": s0.URL})
 	if b, _ := json.Marshal(res.StructuredContent); !res.IsError || strings.Contains(string(b), "x402Version") || !strings.Contains(errText(res), "retry after") {
 		t.Errorf("over the allowance without a payee: %s %s", errText(res), b)
+	}
+	// Worded as the HTTP refusal words it (apierr.RetryAt): a time and a wait.
+	if !regexp.MustCompile(`retry after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in (23|24) h \d\d min\)`).MatchString(errText(res)) {
+		t.Errorf("the wait is not worded as HTTP words it: %s", errText(res))
 	}
 	cs := connect(t, o, "")
 	s := site(t, "peer")

@@ -366,7 +366,7 @@ func TestScanWithoutJavaScript(t *testing.T) {
 	post(svc.URL + "/report?url=" + q + "&fresh=1")
 	post(svc.URL + "/report?url=" + q + "&fresh=1")
 	resp, b = post(svc.URL + "/report?url=" + q + "&fresh=1")
-	if resp.StatusCode != 429 || !bytes.Contains(b, []byte("0 of 3 remain")) || !bytes.Contains(b, []byte("reset in")) || !bytes.Contains(b, []byte("/api/agent/token")) || scoreRe.Match(b) {
+	if resp.StatusCode != 429 || !bytes.Contains(b, []byte("0 of 3 left")) || !bytes.Contains(b, []byte("The next one is free at ")) || bytes.Contains(b, []byte("/api/agent/token")) || scoreRe.Match(b) {
 		t.Errorf("over the allowance: %d %.2000s", resp.StatusCode, b)
 	}
 	if resp, b := post(svc.URL + "/report?url=" + url.QueryEscape("http://10.0.0.1/")); resp.StatusCode < 400 || resp.StatusCode >= 500 || scoreRe.Match(b) {

@@ -641,7 +641,9 @@ func (s *Server) badge(ctx context.Context, req *mcp.CallToolRequest, in URLInpu
 	}
 	base := baseOf(req)
 	img := base + "/api/badge?url=" + url.QueryEscape(r.URL)
-	link := base + "/api/scan?url=" + url.QueryEscape(r.URL)
+	// The badge links to the report page: a person who clicks it gets the
+	// report, not an event stream that a scan is charged for.
+	link := base + "/report?url=" + url.QueryEscape(r.URL)
 	alt := fmt.Sprintf("Agent readiness: %d/100, level %d %s", r.Score.Value, r.CurrentLevel, report.LevelName(r.CurrentLevel))
 	return nil, &BadgeOutput{URL: r.URL, BadgeURL: img, Score: r.Score.Value, Level: r.CurrentLevel,
 		Markdown: fmt.Sprintf("[![%s](%s)](%s)", alt, img, link),
