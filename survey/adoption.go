@@ -2,7 +2,9 @@ package survey
 
 import (
 	"bytes"
+	"container/heap"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,6 +202,59 @@ type Adoption struct {
 	Buckets  []Bucket `json:"buckets"`
 	Unranked int      `json:"unranked"`
 	Methods  Methods  `json:"methods"`
+	// Rows are the sites of the HTML report's table: every site, up to
+	// MaxRows (then the first MaxRows of the list); results.ndjson holds
+	// them all. Not in adoption.json.
+	Rows []SiteRow `json:"-"`
+}
+
+// MaxRows bounds the HTML report's table of sites: a page a person reads,
+// not a dump of the results.
+const MaxRows = 1000
+
+// SiteRow is one site of the report's table.
+type SiteRow struct {
+	Line  int    // the list line that named it
+	URL   string // as the scanner normalised it
+	Rank  int    // 0: unranked
+	Score int    // -1: unreachable
+	Level int
+	// Error is "code/cause" of an unreachable site.
+	Error string
+}
+
+// Judged reports whether the site answered and was scored.
+func (r SiteRow) Judged() bool { return r.Score >= 0 }
+
+// Refused is how many sites the address policy refused (loopback,
+// private or other non-public addresses, or a port other than 80 and 443).
+func (ad *Adoption) Refused() int {
+	n := 0
+	for k, c := range ad.Errors {
+		if _, cause, ok := strings.Cut(k, "/"); ok && Refused(cause) {
+			n += c
+		}
+	}
+	return n
+}
+
+// RefusalHint says what to do when every site, or most of them (at least
+// 80 % and at least 3), was refused by the address policy: a survey of
+// local sites run without --allow-private or --allow. Empty otherwise.
+func (ad *Adoption) RefusalHint() string {
+	n := ad.Refused()
+	if n == 0 || (n < ad.Listed && (n < 3 || n*5 < ad.Listed*4)) {
+		return ""
+	}
+	which := fmt.Sprintf("%s of the %s sites were", num(n), num(ad.Listed))
+	switch {
+	case n == 1 && ad.Listed == 1:
+		which = "the only site was"
+	case n == ad.Listed:
+		which = fmt.Sprintf("all %s sites were", num(n))
+	}
+	return which + " refused before any request: their addresses are loopback or private (or the port is not 80 or 443), which a survey does not scan unless told. " +
+		"To survey local sites, run again with --allow-private (every loopback and private address, any port) or --allow IP[:PORT],… (exactly these), into a new --out"
 }
 
 // aggregator builds an Adoption from streamed results: its state is the
@@ -213,6 +268,7 @@ type aggregator struct {
 	errors   map[string]int
 	dups     int
 	invalid  int
+	rows     rowHeap // the MaxRows sites of the lowest list lines
 }
 
 func newAggregator() *aggregator {
@@ -225,6 +281,7 @@ func newAggregator() *aggregator {
 
 func (a *aggregator) add(r *Result) error {
 	a.listed++
+	a.rows.keep(rowOf(r))
 	a.all.add(r)
 	if r.Error != "" {
 		a.errors[errorKey(r)]++
@@ -265,11 +322,16 @@ func (a *aggregator) merge(o *aggregator) {
 	}
 	a.dups += o.dups
 	a.invalid += o.invalid
+	for _, r := range o.rows {
+		a.rows.keep(r)
+	}
 }
 
 func (a *aggregator) adoption(m Methods) *Adoption {
 	ad := &Adoption{Listed: a.listed, Errors: a.errors, Slice: *a.all, Unranked: a.unranked, Methods: m}
 	ad.Skipped.Duplicates, ad.Skipped.Invalid = a.dups, a.invalid
+	ad.Rows = append([]SiteRow(nil), a.rows...)
+	sort.Slice(ad.Rows, func(i, j int) bool { return ad.Rows[i].Line < ad.Rows[j].Line })
 	ad.Buckets = []Bucket{}
 	for i, t := range rankThresholds {
 		if a.maxRank == 0 {
@@ -321,4 +383,43 @@ func checksByLevel(m Tally) (byLevel map[int][]string, unknown []string) {
 		}
 	}
 	return byLevel, unknown
+}
+
+func rowOf(r *Result) SiteRow {
+	row := SiteRow{Line: r.Line, URL: r.URL, Rank: r.Rank, Score: -1}
+	switch {
+	case r.Error != "":
+		row.Error = errorKey(r)
+	case r.Score != nil:
+		row.Score = *r.Score
+		if r.Level != nil {
+			row.Level = *r.Level
+		}
+	}
+	return row
+}
+
+// rowHeap keeps the MaxRows rows of the lowest list lines, whatever the
+// number of sites: a max-heap on the line, whose top is evicted.
+type rowHeap []SiteRow
+
+func (h rowHeap) Len() int           { return len(h) }
+func (h rowHeap) Less(i, j int) bool { return h[i].Line > h[j].Line }
+func (h rowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *rowHeap) Push(x any)        { *h = append(*h, x.(SiteRow)) }
+func (h *rowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (h *rowHeap) keep(r SiteRow) {
+	switch {
+	case len(*h) < MaxRows:
+		heap.Push(h, r)
+	case r.Line < (*h)[0].Line:
+		(*h)[0] = r
+		heap.Fix(h, 0)
+	}
 }

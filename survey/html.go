@@ -4,38 +4,85 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/engine/score"
 )
 
 // The report's colours: one per status, each with a contrast of at least
 // 3:1 against white (WCAG 1.4.11 for graphics), and named in every legend
-// and table, so colour is never the only way to tell them apart.
+// and table, so colour is never the only way to tell them apart. They are
+// the service's verdict colours (--pass, --partial, --fail, --na of
+// edge/site/app.css).
 var statusColours = []struct {
 	status report.Status
 	label  string
 	colour string
 }{
-	{report.Pass, "pass", "#1a7f37"},
-	{report.Partial, "partial", "#9a6700"},
-	{report.Fail, "fail", "#cf222e"},
-	{report.NA, "not applicable", "#6e7781"},
+	{report.Pass, "pass", "#0d6b2f"},
+	{report.Partial, "partial", "#7a4d00"},
+	{report.Fail, "fail", "#b3261e"},
+	{report.NA, "not applicable", "#52525c"},
 }
 
-const reportCSS = `body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#fff;margin:0}
-main{max-width:60rem;margin:0 auto;padding:1rem 1.25rem 3rem}
-h1{font-size:1.75rem;margin:.5rem 0}h2{margin-top:2.5rem;border-bottom:1px solid #d0d7de;padding-bottom:.25rem}
-table{border-collapse:collapse;margin:1rem 0;font-variant-numeric:tabular-nums;min-width:50%}
-caption{text-align:left;font-weight:600;padding:.25rem 0}
-th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:right;vertical-align:top}
-th[scope=row],th.text{text-align:left}thead th{background:#f6f8fa}
-figure{margin:1rem 0}svg{max-width:100%;height:auto}svg text{font:12px system-ui,sans-serif;fill:#1f2328}
-.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:1rem}.legend span{display:inline-block;width:.9em;height:.9em;margin-right:.35em;vertical-align:-.1em;border-radius:2px}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
-nav ul{padding-left:1.2rem}code{font-size:.9em}
-@media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}svg text{fill:#e6edf3}thead th{background:#161b22}th,td{border-color:#30363d}h2{border-color:#30363d}}`
+// columnColour fills the column charts: the service's link blue.
+const columnColour = "#0b57d0"
+
+// reportCSS gives the report the look of the service's pages. The survey
+// cannot import edge (and the report is one self-contained file), so the
+// palette, type scale and spacing of edge/site/app.css are copied here:
+// keep the two in step when the service's look changes.
+const reportCSS = `:root{--t-1:.8rem;--t0:1rem;--t1:1.25rem;--t2:1.563rem;--t3:1.953rem;
+--s1:.25rem;--s2:.5rem;--s3:.75rem;--s4:1rem;--s5:1.5rem;--s6:2rem;--s7:3rem;--r:10px;
+--bg:#f6f6f9;--card:#fff;--fg:#1b1b1f;--muted:#52525c;--line:#d5d5de;--panel:#efeff4;--link:#0b57d0;--focus:#b3261e;
+--pass:#0d6b2f;--partial:#7a4d00;--fail:#b3261e;--na:#52525c;color-scheme:light dark}
+@media (prefers-color-scheme:dark){:root{--bg:#121216;--card:#1b1b22;--fg:#ececf1;--muted:#b4b4c0;--line:#3b3b46;--panel:#24242d;--link:#8ab4f8;--focus:#ffb4ab;
+--pass:#6dd58c;--partial:#f2c15c;--fail:#ffb4ab;--na:#b4b4c0}}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{font:var(--t0)/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--fg);max-width:72rem;margin:0 auto;padding:0 var(--s5) var(--s5)}
+a{color:var(--link)}
+:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+h1,h2,h3{line-height:1.2;margin:0}
+h1{font-size:var(--t3);letter-spacing:-.01em;margin:var(--s2) 0 var(--s3)}
+h2{font-size:var(--t1);margin:var(--s6) 0 var(--s3);padding-bottom:var(--s1);border-bottom:1px solid var(--line)}
+h3{font-size:var(--t0);margin:var(--s5) 0 var(--s1)}
+p{margin:var(--s2) 0}
+code{font:var(--t-1)/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--panel);padding:0 .2em;border-radius:3px;overflow-wrap:anywhere}
+.top{display:flex;align-items:center;gap:var(--s3) var(--s5);padding:var(--s3) 0;border-bottom:1px solid var(--line);margin-bottom:var(--s4)}
+.brand{font-weight:700;font-size:var(--t1)}
+.kicker{color:var(--muted);font-size:var(--t-1);font-weight:600;letter-spacing:.02em;text-transform:uppercase}
+.lead,.muted,figcaption{color:var(--muted)}
+.note{padding:var(--s3) var(--s4);border-left:4px solid var(--fail);background:var(--card);border-radius:0 var(--r) var(--r) 0}
+.toc ul{display:flex;flex-wrap:wrap;gap:var(--s1) var(--s4);list-style:none;padding:0;margin:var(--s3) 0}
+section{background:var(--card);border:1px solid var(--line);border-radius:var(--r);padding:var(--s1) var(--s5) var(--s4);margin-top:var(--s5)}
+section>h2{margin-top:var(--s4)}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;margin:var(--s3) 0;font-variant-numeric:tabular-nums}
+caption{text-align:left;font-weight:600;padding:var(--s1) 0}
+th,td{text-align:right;padding:var(--s1) var(--s3);border-bottom:1px solid var(--line);vertical-align:baseline}
+td{white-space:nowrap}
+th[scope=row],th.text,td.text{text-align:left}
+th[scope=row]{font-weight:600;overflow-wrap:anywhere}
+thead th{background:var(--panel);border-bottom:2px solid var(--line)}
+tr.sub th{padding-left:var(--s6);font-weight:400;color:var(--muted)}
+.pass{color:var(--pass)}.fail{color:var(--fail)}.partial{color:var(--partial)}.na{color:var(--na)}
+figure{margin:var(--s4) 0;overflow-x:auto}
+figure svg{display:block;width:100%;min-width:40rem;height:auto}
+svg text{font:12px system-ui,sans-serif;fill:var(--fg)}
+.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:var(--s4)}.legend span{display:inline-block;width:.9em;height:.9em;margin-right:.35em;vertical-align:-.1em;border-radius:2px}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:var(--s1) var(--s4)}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+.orders p{margin:var(--s3) 0}
+.order{display:none;scroll-margin-top:6rem}
+.order th[scope=row]{overflow-wrap:normal}
+.order:target,#by-score{display:block}
+.order:target~#by-score{display:none}
+footer{margin-top:var(--s7);padding-top:var(--s3);color:var(--muted);border-top:1px solid var(--line);font-size:var(--t-1)}
+@media (max-width:40rem){body{padding:0 var(--s3) var(--s4)}h1{font-size:var(--t2)}section{padding:var(--s1) var(--s3) var(--s3)}
+th,td{padding:var(--s1) var(--s2)}.order table{font-size:var(--t-1)}tr.sub th{padding-left:var(--s4)}dl{grid-template-columns:1fr}dd{margin-bottom:var(--s2)}}`
 
 // WriteHTML renders the adoption report as one self-contained page: inline
 // CSS and SVG charts, no script, nothing fetched. Every chart has a title,
@@ -45,24 +92,32 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	listName := esc(ad.Methods.List.Name)
 	p("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	p("<title>Agent readiness survey of %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<main>\n", listName, reportCSS)
+	p("<title>Agent readiness survey of %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n", listName, reportCSS)
+	p("<header class=\"top\"><span class=\"brand\">agentready</span><span class=\"kicker\">Survey report</span></header>\n<main>\n")
 	p("<h1>Agent readiness of %s sites</h1>\n", num(ad.Listed))
-	p("<p>The sites of <code>%s</code>%s, scanned with agentready %s: %s answered and were judged on the 48 checks and 5 signals, %s could not be reached.</p>\n",
+	p("<p class=\"lead\">The sites of <code>%s</code>%s, scanned with agentready %s: %s answered and were judged on the 48 checks and 5 signals, %s could not be reached.</p>\n",
 		listName, esc(shardNote(ad.Methods.Settings)), esc(versionOf(ad.Methods)), num(ad.Sites), num(ad.Unreachable))
-	p("<nav aria-label=\"Contents\">\n<ul>\n<li><a href=\"#sites\">Sites</a></li>\n<li><a href=\"#levels\">Levels reached</a></li>\n<li><a href=\"#scores\">Scores</a></li>\n<li><a href=\"#checks\">Checks</a></li>\n<li><a href=\"#signals\">Identity and commerce signals</a></li>\n<li><a href=\"#ranks\">By rank</a></li>\n<li><a href=\"#methods\">Methods</a></li>\n</ul>\n</nav>\n")
+	if hint := ad.RefusalHint(); hint != "" {
+		p("<p class=\"note\" role=\"note\"><strong>Refused by the address policy:</strong> %s.</p>\n", esc(hint))
+	}
+	p("<nav class=\"toc\" aria-label=\"Contents\">\n<ul>\n<li><a href=\"#sites\">Sites</a></li>\n<li><a href=\"#every-site\">Every site</a></li>\n<li><a href=\"#levels\">Levels reached</a></li>\n<li><a href=\"#scores\">Scores</a></li>\n<li><a href=\"#checks\">Checks</a></li>\n<li><a href=\"#signals\">Identity and commerce signals</a></li>\n<li><a href=\"#ranks\">By rank</a></li>\n<li><a href=\"#methods\">Methods</a></li>\n</ul>\n</nav>\n")
 
 	// Sites.
 	p("<section id=\"sites\">\n<h2>Sites</h2>\n<table>\n<caption>What the survey did with each line of the list</caption>\n<thead><tr><th scope=\"col\" class=\"text\">Sites</th><th scope=\"col\">Count</th></tr></thead>\n<tbody>\n")
-	row := func(label string, n int) { p("<tr><th scope=\"row\">%s</th><td>%s</td></tr>\n", label, num(n)) }
-	row("Distinct sites listed", ad.Listed)
-	row("Scanned and judged", ad.Sites)
-	row("Unreachable", ad.Unreachable)
-	for _, k := range ad.ErrorKeys() {
-		row("&#8195;"+esc(k), ad.Errors[k])
+	row := func(class, label string, n int) {
+		p("<tr%s><th scope=\"row\">%s</th><td>%s</td></tr>\n", class, label, num(n))
 	}
-	row("Duplicate lines (skipped)", ad.Skipped.Duplicates)
-	row("Invalid lines (skipped)", ad.Skipped.Invalid)
+	row("", "Distinct sites listed", ad.Listed)
+	row("", "Scanned and judged", ad.Sites)
+	row("", "Unreachable", ad.Unreachable)
+	for _, k := range ad.ErrorKeys() {
+		row(" class=\"sub\"", esc(k), ad.Errors[k])
+	}
+	row("", "Duplicate lines (skipped)", ad.Skipped.Duplicates)
+	row("", "Invalid lines (skipped)", ad.Skipped.Invalid)
 	p("</tbody>\n</table>\n</section>\n")
+
+	siteTables(&b, ad)
 
 	// Levels.
 	p("<section id=\"levels\">\n<h2>Levels reached</h2>\n")
@@ -70,7 +125,7 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	for i := range ad.Levels {
 		levelLabels[i] = fmt.Sprintf("%d %s", i, report.LevelName(i))
 	}
-	columnChart(&b, 120, "levels-chart", "Sites by level reached", "The number of judged sites at each current level, 0 (Not Ready) to 3 (Optimized); the table below gives the same numbers.", levelLabels, ad.Levels)
+	columnChart(&b, "levels-chart", "Sites by level reached", "The number of judged sites at each current level, 0 (Not Ready) to 3 (Optimized); the table below gives the same numbers.", levelLabels, ad.Levels)
 	countTable(&b, "Sites by level reached", "Level", levelLabels, ad.Levels, ad.Sites)
 	p("</section>\n")
 
@@ -84,7 +139,7 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 		}
 		scoreLabels[i] = fmt.Sprintf("%d–%d", i*10, hi)
 	}
-	columnChart(&b, 64, "scores-chart", "Score histogram", "The number of judged sites in each band of ten points of the 0–100 score; the table below gives the same numbers.", scoreLabels, ad.Scores)
+	columnChart(&b, "scores-chart", "Score histogram", "The number of judged sites in each band of ten points of the 0–100 score; the table below gives the same numbers.", scoreLabels, ad.Scores)
 	countTable(&b, "Sites by score band", "Score", scoreLabels, ad.Scores, ad.Sites)
 	p("</section>\n")
 
@@ -117,12 +172,16 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 
 	// Rank buckets.
 	p("<section id=\"ranks\">\n<h2>By rank</h2>\n")
-	if len(ad.Buckets) == 0 {
+	buckets := distinctBuckets(ad)
+	switch {
+	case len(ad.Buckets) == 0:
 		p("<p>The list ranks no site, so there are no rank buckets.</p>\n")
-	} else {
+	case len(buckets) == 0:
+		p("<p>Every site of the list is among the %s: that bucket would repeat the figures above, so there is no table by rank.</p>\n", esc(ad.Buckets[len(ad.Buckets)-1].Name))
+	default:
 		p("<p>The share of judged sites that pass each check among the most popular sites (buckets include the ones before them).</p>\n")
-		p("<table>\n<caption>Pass rate of each check by rank bucket</caption>\n<thead><tr><th scope=\"col\" class=\"text\">Check</th><th scope=\"col\">All (%s)</th>", num(ad.Sites))
-		for _, bk := range ad.Buckets {
+		p("<div class=\"scroll\">\n<table>\n<caption>Pass rate of each check by rank bucket</caption>\n<thead><tr><th scope=\"col\" class=\"text\">Check</th><th scope=\"col\">All (%s)</th>", num(ad.Sites))
+		for _, bk := range buckets {
 			p("<th scope=\"col\">%s (%s)</th>", esc(bk.Name), num(bk.Sites))
 		}
 		p("</tr></thead>\n<tbody>\n")
@@ -132,20 +191,12 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 				t = ad.Signals
 			}
 			p("<tr><th scope=\"row\">%s</th><td>%s</td>", esc(label(id)), pct(t[id].Pass, ad.Sites))
-			for _, bk := range ad.Buckets {
-				bt := bk.Checks
-				if t2, ok := bk.Signals[id]; ok && t2 != nil {
-					bt = bk.Signals
-				}
-				n := 0
-				if c := bt[id]; c != nil {
-					n = c.Pass
-				}
-				p("<td>%s</td>", pct(n, bk.Sites))
+			for _, bk := range buckets {
+				p("<td>%s</td>", pct(bk.passes(id), bk.Sites))
 			}
 			p("</tr>\n")
 		}
-		p("</tbody>\n</table>\n")
+		p("</tbody>\n</table>\n</div>\n")
 		if ad.Unranked > 0 {
 			p("<p>%s sites of the list carry no rank and are counted in “All” only.</p>\n", num(ad.Unranked))
 		}
@@ -181,7 +232,7 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	if len(m.Shards) > 0 && m.Settings.Queue == "" {
 		dl("Shards merged", fmt.Sprintf("%d, each surveyed on its own and added up", len(m.Shards)))
 	}
-	p("</dl>\n</section>\n</main>\n</body>\n</html>\n")
+	p("</dl>\n</section>\n</main>\n<footer>Made by <code>agentready survey</code>; every site's checks and signals are in <code>%s</code> beside this page.</footer>\n</body>\n</html>\n", ResultsFile)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -322,19 +373,21 @@ func statusTable(b *strings.Builder, caption string, t Tally, ids []string, site
 	b.WriteString("</tbody>\n</table>\n")
 }
 
-// columnChart draws one vertical bar per label.
-func columnChart(b *strings.Builder, colW int, id, title, desc string, labels []string, values []int) {
-	const chartH, base, left = 160, 190, 8
+// columnChart draws one vertical bar per label, across the chart's whole
+// width (chartW, which CSS scales to the page's).
+func columnChart(b *strings.Builder, id, title, desc string, labels []string, values []int) {
+	const chartW, chartH, base, left = 920, 160, 190, 8
 	maxV := 1
 	for _, v := range values {
 		maxV = max(maxV, v)
 	}
-	w := left + colW*len(values) + 8
+	colW := (chartW - left - 8) / max(len(values), 1)
+	w := chartW
 	fmt.Fprintf(b, "<figure>\n<svg viewBox=\"0 0 %d 230\" width=\"%d\" height=\"230\" role=\"img\" aria-labelledby=\"%s-t %s-d\">\n<title id=\"%s-t\">%s</title>\n<desc id=\"%s-d\">%s</desc>\n", w, w, id, id, id, esc(title), id, esc(desc))
 	for i, v := range values {
 		x := left + i*colW
 		h := float64(chartH) * float64(v) / float64(maxV)
-		fmt.Fprintf(b, "<g><title>%s: %d</title><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#0969da\"/>", esc(labels[i]), v, x+6, float64(base)-h, colW-12, h)
+		fmt.Fprintf(b, "<g><title>%s: %d</title><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"/>", esc(labels[i]), v, x+colW/6, float64(base)-h, colW-colW/3, h, columnColour)
 		fmt.Fprintf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", x+colW/2, float64(base)-h-4, num(v))
 		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text></g>\n", x+colW/2, base+16, esc(clipLabel(labels[i], colW/7)))
 	}
@@ -348,4 +401,142 @@ func countTable(b *strings.Builder, caption, what string, labels []string, value
 		fmt.Fprintf(b, "<tr><th scope=\"row\">%s</th><td>%s</td><td>%s</td></tr>\n", esc(labels[i]), num(v), pct(v, of))
 	}
 	b.WriteString("</tbody>\n</table>\n")
+}
+
+// distinctBuckets are the rank buckets that are not every site of the
+// list: the bucket that holds every site would repeat the "All" column.
+func distinctBuckets(ad *Adoption) []Bucket {
+	var out []Bucket
+	for _, bk := range ad.Buckets {
+		if bk.Sites == ad.Sites && bk.Unreachable == ad.Unreachable {
+			continue
+		}
+		out = append(out, bk)
+	}
+	return out
+}
+
+// passes is how many of the bucket's judged sites pass the check or signal.
+func (bk Bucket) passes(id string) int {
+	for _, t := range []Tally{bk.Checks, bk.Signals} {
+		if c := t[id]; c != nil {
+			return c.Pass
+		}
+	}
+	return 0
+}
+
+// siteName is a site as the table shows it: its URL without the scheme
+// and the root path.
+func siteName(u string) string {
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
+	return strings.TrimSuffix(u, "/")
+}
+
+// breakable escapes a site's name and lets a narrow screen wrap it after
+// its dots and slashes (never inside a label).
+func breakable(name string) string {
+	s := esc(name)
+	s = strings.ReplaceAll(s, ".", ".<wbr>")
+	return strings.ReplaceAll(s, "/", "/<wbr>")
+}
+
+// siteStatus is the table's word for what became of a site.
+func siteStatus(r SiteRow) (class, text string) {
+	if r.Judged() {
+		return "pass", "judged"
+	}
+	code, cause, _ := strings.Cut(r.Error, "/")
+	switch {
+	case Refused(cause):
+		return "fail", "refused: not a public address"
+	case cause != "":
+		return "fail", "unreachable: " + strings.ReplaceAll(cause, "_", " ")
+	case code == "site_unreachable":
+		return "fail", "unreachable"
+	}
+	return "fail", "failed: " + strings.ReplaceAll(code, "_", " ")
+}
+
+// siteTables is the table of every site (up to MaxRows), in three orders:
+// by score (shown), by name and by rank. The page has no script: each
+// order is a table of its own, and the links switch between them with
+// :target (the one targeted shows, the others hide).
+func siteTables(b *strings.Builder, ad *Adoption) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	p("<section id=\"every-site\" class=\"orders\">\n<h2>Every site</h2>\n")
+	rows := ad.Rows
+	if len(rows) == 0 {
+		p("<p>The list names no site.</p>\n</section>\n")
+		return
+	}
+	if len(rows) < ad.Listed {
+		p("<p>The first %s sites of the list, of %s; <code>%s</code> holds every site's result.</p>\n", num(len(rows)), num(ad.Listed), ResultsFile)
+	}
+	ranked := false
+	for _, r := range rows {
+		ranked = ranked || r.Rank > 0
+	}
+	orders := []struct{ id, name string }{{"by-score", "by score"}, {"by-name", "by name"}}
+	if ranked {
+		orders = append(orders, struct{ id, name string }{"by-rank", "by rank"})
+	}
+	p("<p>Order: ")
+	for i, o := range orders {
+		if i > 0 {
+			p(" · ")
+		}
+		p("<a href=\"#%s\">%s</a>", o.id, o.name)
+	}
+	p(" (by score unless another is chosen)</p>\n")
+	// by-score last: the CSS hides it when another order is targeted
+	// (a later sibling of the target).
+	for i := len(orders) - 1; i >= 0; i-- {
+		o := orders[i]
+		sorted := append([]SiteRow(nil), rows...)
+		switch o.id {
+		case "by-score":
+			sort.SliceStable(sorted, func(i, j int) bool {
+				a, b := sorted[i], sorted[j]
+				if a.Score != b.Score {
+					return a.Score > b.Score
+				}
+				return siteName(a.URL) < siteName(b.URL)
+			})
+		case "by-name":
+			sort.SliceStable(sorted, func(i, j int) bool { return siteName(sorted[i].URL) < siteName(sorted[j].URL) })
+		case "by-rank":
+			sort.SliceStable(sorted, func(i, j int) bool {
+				a, b := sorted[i], sorted[j]
+				if (a.Rank > 0) != (b.Rank > 0) {
+					return a.Rank > 0
+				}
+				return a.Rank < b.Rank
+			})
+		}
+		p("<div id=\"%s\" class=\"order scroll\">\n<table>\n<caption>Sites %s</caption>\n<thead><tr>", o.id, o.name)
+		if ranked {
+			p("<th scope=\"col\">Rank</th>")
+		}
+		p("<th scope=\"col\" class=\"text\">Site</th><th scope=\"col\">Score</th><th scope=\"col\" class=\"grade\">Grade</th><th scope=\"col\">Level</th><th scope=\"col\" class=\"text\">Status</th></tr></thead>\n<tbody>\n")
+		for _, r := range sorted {
+			p("<tr>")
+			if ranked {
+				if r.Rank > 0 {
+					p("<td>%s</td>", num(r.Rank))
+				} else {
+					p("<td>–</td>")
+				}
+			}
+			class, status := siteStatus(r)
+			if r.Judged() {
+				p("<th scope=\"row\">%s</th><td>%d</td><td class=\"grade\">%s</td><td>%d</td>", breakable(siteName(r.URL)), r.Score, score.Grade(r.Score), r.Level)
+			} else {
+				p("<th scope=\"row\">%s</th><td>–</td><td class=\"grade\">–</td><td>–</td>", breakable(siteName(r.URL)))
+			}
+			p("<td class=\"text %s\">%s</td></tr>\n", class, esc(status))
+		}
+		p("</tbody>\n</table>\n</div>\n")
+	}
+	p("</section>\n")
 }

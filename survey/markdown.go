@@ -17,6 +17,9 @@ func WriteMarkdown(w io.Writer, ad *Adoption) {
 	p("# Agent readiness of %s sites\n\n", num(ad.Listed))
 	p("The sites of `%s`%s, scanned with agentready %s: %s answered and were judged on the 48 checks and 5 signals, %s could not be reached.\n\n",
 		mdCell(m.List.Name), mdCell(shardNote(m.Settings)), mdCell(versionOf(m)), num(ad.Sites), num(ad.Unreachable))
+	if hint := ad.RefusalHint(); hint != "" {
+		p("> **Refused by the address policy:** %s.\n\n", hint)
+	}
 
 	p("## Sites\n\n| sites | count |\n|---|---:|\n")
 	p("| distinct sites listed | %s |\n| scanned and judged | %s |\n| unreachable | %s |\n", num(ad.Listed), num(ad.Sites), num(ad.Unreachable))
@@ -54,28 +57,26 @@ func WriteMarkdown(w io.Writer, ad *Adoption) {
 	mdStatusTable(&b, ad.Signals, ad.Signals.IDs(), ad.Sites)
 
 	p("\n## By rank\n\n")
-	if len(ad.Buckets) == 0 {
+	buckets := distinctBuckets(ad)
+	switch {
+	case len(ad.Buckets) == 0:
 		p("The list ranks no site, so there are no rank buckets.\n")
-	} else {
+	case len(buckets) == 0:
+		p("Every site of the list is among the %s: that bucket would repeat the figures above, so there is no table by rank.\n", ad.Buckets[len(ad.Buckets)-1].Name)
+	default:
 		p("Pass rate of each check among the most popular sites (buckets include the ones before them).\n\n| check | all (%s) |", num(ad.Sites))
-		for _, bk := range ad.Buckets {
+		for _, bk := range buckets {
 			p(" %s (%s) |", bk.Name, num(bk.Sites))
 		}
-		p("\n|---|---:|%s\n", strings.Repeat("---:|", len(ad.Buckets)))
+		p("\n|---|---:|%s\n", strings.Repeat("---:|", len(buckets)))
 		for _, id := range append(ad.Checks.IDs(), ad.Signals.IDs()...) {
 			t := ad.Checks
 			if _, ok := t[id]; !ok {
 				t = ad.Signals
 			}
 			p("| %s | %s |", mdCell(label(id)), pct(t[id].Pass, ad.Sites))
-			for _, bk := range ad.Buckets {
-				n := 0
-				if c := bk.Checks[id]; c != nil {
-					n = c.Pass
-				} else if c := bk.Signals[id]; c != nil {
-					n = c.Pass
-				}
-				p(" %s |", pct(n, bk.Sites))
+			for _, bk := range buckets {
+				p(" %s |", pct(bk.passes(id), bk.Sites))
 			}
 			p("\n")
 		}

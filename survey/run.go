@@ -155,6 +155,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Total: total, Done: done, Resumed: done, Elsewhere: elsewhere}
+	if cfg.Notice != nil && done > 0 {
+		if done < total {
+			cfg.Notice(fmt.Sprintf("Resuming: %s of %s sites done; continuing with the rest", num(done), num(total)))
+		} else {
+			cfg.Notice(fmt.Sprintf("All %s sites were done by an earlier run; writing the reports again", num(total)))
+		}
+	}
 	if done < total {
 		if err := scanAll(ctx, cfg, sc, f, done, lastLine, total, errCounts, sum); err != nil {
 			return sum, err
@@ -532,6 +539,31 @@ func (w *resultWriter) sync() error {
 	return nil
 }
 
+// requestsMade is how many requests of a scan went out. The fetcher
+// records every request it tried, including those the address policy
+// refused before any connection: a site refused outright made none, and a
+// site that redirected to a refused address made only the requests that
+// were answered.
+func requestsMade(stats *engine.Stats, err error) int {
+	var fe *fetch.Error
+	if err != nil && errors.As(err, &fe) && Refused(string(fe.Kind)) {
+		n := 0
+		for _, r := range stats.Records {
+			if r.Status != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	return stats.Requests
+}
+
+// Refused reports whether a fetch error kind (a result's Cause) is the
+// address policy's refusal, which --allow-private or --allow lift.
+func Refused(cause string) bool {
+	return cause == string(fetch.KindBlocked) || cause == string(fetch.KindNotPublic)
+}
+
 // scanOne scans a site and encodes its result line; a scan the survey's
 // own cancellation cut short is not a result.
 func scanOne(ctx context.Context, sc *engine.Scanner, p pending) outcome {
@@ -543,7 +575,7 @@ func scanOne(ctx context.Context, sc *engine.Scanner, p pending) outcome {
 	}
 	r := Result{Line: p.Line, URL: p.URL, Rank: p.Rank}
 	if stats != nil {
-		r.Requests, r.Duration = stats.Requests, stats.Duration.Milliseconds()
+		r.Requests, r.Duration = requestsMade(stats, err), stats.Duration.Milliseconds()
 	}
 	if err != nil {
 		var se *apierr.Error

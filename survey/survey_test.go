@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -257,12 +259,18 @@ func TestSurveyResumesAfterATornLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	unfinished(t, ref, out)
-	sum, err := survey.Run(context.Background(), config(w.Addr, list, out))
+	cfg := config(w.Addr, list, out)
+	var notices []string
+	cfg.Notice = func(s string) { notices = append(notices, s) }
+	sum, err := survey.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Resumed != 20 || sum.Done != 30 {
 		t.Errorf("resumed %d, done %d; want 20 and 30", sum.Resumed, sum.Done)
+	}
+	if want := "Resuming: 20 of 30 sites done; continuing with the rest"; len(notices) != 1 || notices[0] != want {
+		t.Errorf("notices %q, want %q", notices, want)
 	}
 	got := readResults(t, out)
 	if len(got) != 30 {
@@ -597,6 +605,49 @@ func TestSurveyHTMLReportIsSelfContained(t *testing.T) {
 	if tables, captions := strings.Count(page, "<table>"), strings.Count(page, "<caption>"); tables < len(svgs) || tables != captions {
 		t.Errorf("%d tables, %d captions, %d charts", tables, captions, len(svgs))
 	}
+	// Every site has a row in each order's table, with its score.
+	results := readResults(t, out)
+	for _, order := range []string{"by-score", "by-name", "by-rank"} {
+		m := regexp.MustCompile(`(?s)<div id="` + order + `" class="order scroll">.*?</div>`).FindString(page)
+		if m == "" {
+			t.Fatalf("no table of the sites %s", order)
+		}
+		rows := regexp.MustCompile(`<tr><td>[^<]*</td><th scope="row">(.*?)</th><td>([^<]*)</td>`).FindAllStringSubmatch(m, -1)
+		if len(rows) != len(results) {
+			t.Errorf("%s: %d rows, want one per site (%d)", order, len(rows), len(results))
+		}
+		got := map[string]string{}
+		var scores []int
+		for _, r := range rows {
+			got[strings.ReplaceAll(r[1], "<wbr>", "")] = r[2]
+			if n, err := strconv.Atoi(r[2]); err == nil {
+				scores = append(scores, n)
+			} else {
+				scores = append(scores, -1)
+			}
+		}
+		for _, r := range results {
+			name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.URL, "https://"), "http://"), "/")
+			want := "–"
+			if r.Score != nil {
+				want = strconv.Itoa(*r.Score)
+			}
+			if got[name] != want {
+				t.Errorf("%s: %s scores %q, want %q", order, name, got[name], want)
+			}
+		}
+		if order == "by-score" && !sort.SliceIsSorted(scores, func(i, j int) bool { return scores[i] > scores[j] }) {
+			t.Errorf("by score: %v is not in descending order", scores)
+		}
+	}
+	if i, j := strings.Index(page, `id="by-name"`), strings.Index(page, `id="by-score"`); i < 0 || j < i {
+		t.Errorf("the table by score must follow the others (the CSS hides it after a targeted one)")
+	}
+	// Ranks 1–20 of a list of 20 ranked sites are all in the top 1k: no
+	// table by rank repeating the "All" column.
+	if strings.Contains(page, "top 1k (") || !strings.Contains(page, "Every site of the list is among the top 1k") {
+		t.Errorf("the rank section repeats the All column")
+	}
 	md, err := os.ReadFile(filepath.Join(out, survey.MarkdownFile))
 	if err != nil {
 		t.Fatal(err)
@@ -626,5 +677,48 @@ func TestSurveyRefusesAnotherSurveysDirectory(t *testing.T) {
 	cfg.Shard = survey.Shard{Index: 1, Count: 2}
 	if _, err := survey.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "shard 0/1") {
 		t.Errorf("another shard: %v", err)
+	}
+}
+
+// A list of local sites surveyed without --allow-private or --allow: every
+// site is refused before any request, each result says requests 0, and
+// the reports say what to do.
+func TestSurveyOfRefusedSitesSaysHowToAllowThem(t *testing.T) {
+	t.Parallel()
+	w := startWeb(t)
+	list, _ := writeList(t, w, span(1, 5))
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := config(w.Addr, list, out)
+	cfg.Engine.Fetch.Policy = fetch.AddressPolicy{}
+	before := w.Requests()
+	sum, err := survey.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.Requests() - before; n != 0 {
+		t.Errorf("the web saw %d requests", n)
+	}
+	for _, r := range readResults(t, out) {
+		if r.Cause != "blocked" || r.Requests != 0 {
+			t.Errorf("%s: cause %q, %d requests; want blocked, 0", r.URL, r.Cause, r.Requests)
+		}
+	}
+	ad := sum.Adoption
+	if ad.Refused() != 5 || !strings.Contains(ad.RefusalHint(), "--allow-private") || !strings.Contains(ad.RefusalHint(), "--allow IP") {
+		t.Errorf("refused %d, hint %q", ad.Refused(), ad.RefusalHint())
+	}
+	page, err := os.ReadFile(filepath.Join(out, survey.HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `<p class="note" role="note"><strong>Refused by the address policy:</strong> all 5 sites were refused`) {
+		t.Errorf("report.html lacks the hint")
+	}
+	if n := strings.Count(string(page), "refused: not a public address"); n != 5*3 {
+		t.Errorf("%d rows say refused, want 5 in each of 3 orders", n)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, survey.MarkdownFile))
+	if !strings.Contains(string(md), "--allow-private") {
+		t.Errorf("report.md lacks the hint")
 	}
 }
