@@ -474,7 +474,7 @@ func writeCheck(b *strings.Builder, c pageCheck, site, rule string, hidden bool)
 		}
 	}
 	if c.Details != "" {
-		put(b, `<div class="snippet"><p><strong>Evidence:</strong></p><pre><code>`, esc(mdtext.Visible(prettyDetails(c.Details))), `</code></pre><button type="button" class="copy">Copy</button></div>
+		put(b, `<div class="snippet"><p><strong>Evidence:</strong></p><pre><code>`, esc(mdtext.Visible(detailWords(c.Details))), `</code></pre><button type="button" class="copy">Copy</button></div>
 `)
 	}
 	put(b, "</div></details></li>\n")
@@ -613,4 +613,21 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 		put(&b, "\n")
 	}
 	return []byte(b.String())
+}
+
+// maxShownAddress bounds how much of an address the page shows: the h1 and
+// the "Scan … now" button of a note echo the url= asked for, which may be
+// thousands of characters (the form's field keeps it whole).
+const maxShownAddress = 100
+
+// clipAddress is s cut to maxShownAddress characters, with "…" when cut.
+func clipAddress(s string) string {
+	n := 0
+	for i := range s {
+		if n == maxShownAddress {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
 }

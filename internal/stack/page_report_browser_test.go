@@ -22,16 +22,18 @@ import (
 
 // firstScreen lists what must be in view without scrolling, with its box:
 // the gauge, the level reached, the ladder, Fix next's heading and its
-// steps, and the site's thumbnail.
-const firstScreen = `(() => {
+// steps (on a phone, where each step's instructions wrap in full, the first
+// step whole and the others' headings and verdicts), and the site's
+// thumbnail.
+const firstScreen = `((steps) => {
   const boxes = [];
-  for (const sel of ["#gauge", "#level-reached", "#ladder", "#fix-h", "#fix-next > li.step", "#shot"]) {
+  for (const sel of ["#gauge", "#level-reached", "#ladder", "#fix-h", ...steps, "#shot"]) {
     const els = document.querySelectorAll(sel);
     if (els.length === 0) boxes.push({sel, missing: true});
     els.forEach((e, i) => { const r = e.getBoundingClientRect(); boxes.push({sel: sel + "#" + i, top: r.top, bottom: r.bottom, left: r.left, right: r.right}); });
   }
   return {boxes, width: innerWidth, height: innerHeight, scrollY, scrollWidth: document.documentElement.scrollWidth};
-})()`
+})`
 
 type screenBox struct {
 	Sel                      string
@@ -59,8 +61,9 @@ const visibleChecks = `[...document.querySelectorAll("#checks li.check")].filter
 // The report a site owner acts on, in real Chromium against the real stack
 // (the origin capturing the site's thumbnail with Chromium too):
 //   - at 1280×800 and 360×800 the gauge, the level, the ladder, Fix next
-//     with its three steps and the thumbnail are inside the viewport, the
-//     page unscrolled and not wider than the screen (element boxes);
+//     with its three steps (at 360 the first whole, the others' headings
+//     and verdicts) and the thumbnail are inside the viewport, the page
+//     unscrolled and not wider than the screen (element boxes);
 //   - a starter of Fix next copies with its button;
 //   - the filter works in place with JavaScript (no navigation, the address
 //     follows) and as links without it;
@@ -112,16 +115,17 @@ func TestReportPageInBrowser(t *testing.T) {
 	for _, v := range []struct {
 		name          string
 		width, height int64
-	}{{"desktop", 1280, 800}, {"phone", 360, 800}} {
+		steps         string
+	}{{"desktop", 1280, 800, `["#fix-next > li.step"]`}, {"phone", 360, 800, `["#fix-next > li.step:first-child", "#fix-next > li.step .sh", "#fix-next > li.step .meta"]`}} {
 		p.do(v.name+": open the report", chromedp.EmulateViewport(v.width, v.height), chromedp.Navigate(report))
 		p.poll(v.name+": the thumbnail loads", `!document.getElementById("shot").hidden && document.querySelector("#shot img").complete`)
-		got := value(p, v.name+": the first screen's boxes", chromedp.Evaluate[screenBoxes](firstScreen))
+		got := value(p, v.name+": the first screen's boxes", chromedp.Evaluate[screenBoxes](firstScreen+"("+v.steps+")"))
 		if got.ScrollY != 0 || got.ScrollWidth > got.Width {
 			p.fatalf("%s: scrolled to %v, %v px wide in %v", v.name, got.ScrollY, got.ScrollWidth, got.Width)
 		}
 		steps := 0
 		for _, b := range got.Boxes {
-			if strings.HasPrefix(b.Sel, "#fix-next") {
+			if strings.HasPrefix(b.Sel, "#fix-next > li.step#") || strings.HasPrefix(b.Sel, "#fix-next > li.step .sh#") {
 				steps++
 			}
 			if b.Missing || b.Top < 0 || b.Left < 0 || b.Bottom > got.Height || b.Right > got.Width || b.Bottom <= b.Top {
