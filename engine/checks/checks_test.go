@@ -3,6 +3,7 @@ package checks
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,9 +15,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite docs/checks.md")
 
-// The catalog matches CHECKS.md: 58 ids with the same names, 48 of them in the web scan.
+// The catalog matches docs/check-rules.md: 58 ids with the same names, 48 of them in the web scan.
 func TestCatalogMatchesSpec(t *testing.T) {
-	spec, err := os.ReadFile(testenv.Shared(t, "CHECKS.md"))
+	spec, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "check-rules.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestCatalogMatchesSpec(t *testing.T) {
 	prev := ""
 	for _, c := range all {
 		if names[c.ID] != c.Name {
-			t.Errorf("%s: name %q, CHECKS.md says %q", c.ID, c.Name, names[c.ID])
+			t.Errorf("%s: name %q, docs/check-rules.md says %q", c.ID, c.Name, names[c.ID])
 		}
 		if c.WebScan != (c.Level <= 4) || c.Run == nil || len(c.Requires) == 0 {
 			t.Errorf("%s: web=%v run=%v requires=%d", c.ID, c.WebScan, c.Run != nil, len(c.Requires))

@@ -1,4 +1,4 @@
-// Package checks defines the 58 checks of CHECKS.md and judges them. A Check
+// Package checks defines the 58 checks of docs/check-rules.md and judges them. A Check
 // is a value, in the manner of go/analysis: an id, a name, a level, what it
 // looks for, how to fix it, the artifacts it requires, and a pure function
 // from those artifacts to an outcome. The 48 web checks read what the web

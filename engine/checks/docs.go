@@ -119,7 +119,7 @@ func humansTxt(in gather.Source) Outcome {
 - A check whose inputs were not gathered is not run: it fails and names the missing input.
 - ` + "`Effort`" + ` (Small, Medium, Large) and ` + "`Snippet`" + ` are what ` + "`engine/advice`" + ` orders and hands out: ` + "`agentready scan --recommend`" + ` and the MCP tool get_recommendations render its plan. A snippet may use {origin}, {name}, {slug} and {reverse}, filled in for the scanned site by ` + "`Definition.Starter`" + `.
 - Level-5 checks read one artifact, ` + "`repo.Evidence`" + ` (the repository walk's findings); web checks read the web plan's. Both are judged by the same ` + "`Check.Judge`" + `, so results are built one way.
-- A new check also needs its row in CHECKS.md, a verdict in every ` + "`testdata/sites/*/_expect.json`" + ` and the golden reports updated (` + "`go test ./engine -run TestGoldenReports -update`" + `); then ` + "`make docs`" + ` regenerates this page.
+- A new check also needs its row in docs/check-rules.md, a verdict in every ` + "`testdata/sites/*/_expect.json`" + ` and the golden reports updated (` + "`go test ./engine -run TestGoldenReports -update`" + `); then ` + "`make docs`" + ` regenerates this page.
 
 A **gatherer** is a value in ` + "`engine/gather`" + `: a key that names the artifact and fixes its type, and ` + "`Define(key, doc, requires, run)`" + `. The gatherer parses what it fetched, once, into the artifact's type:
 

@@ -52,7 +52,7 @@ func UserAgent() string {
 	return "agentready/" + version.String() + " (+https://agentready.dev/bot; agent-readiness scanner)"
 }
 
-// Defaults are the values CHECKS.md fixes.
+// Defaults are the values docs/check-rules.md fixes.
 func Defaults() Config {
 	return Config{
 		UserAgent:      UserAgent(),

@@ -34,7 +34,7 @@ func TestCorpus(t *testing.T) {
 	dir := testenv.Shared(t, "corpus/llms") + "/"
 	files, _ := filepath.Glob(dir + "*.txt")
 	// copilotkit-docs.txt is one flat list of links with no H2 section: it
-	// breaks the structure (CHECKS.md 1.1 partial), and says so by count.
+	// breaks the structure (docs/check-rules.md, 1.1 partial), and says so by count.
 	const flat = "copilotkit-docs.txt"
 	if len(files) != len(want)+1 {
 		t.Fatalf("corpus has %d files, table %d", len(files), len(want)+1)

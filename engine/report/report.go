@@ -23,7 +23,7 @@ type Level struct {
 	Description string `json:"description"`
 }
 
-// Levels are the five levels of CHECKS.md, index = number-1.
+// Levels are the five levels of docs/check-rules.md, index = number-1.
 var Levels = []Level{
 	{1, "Discoverable", "Agents can find what the site offers."},
 	{2, "Usable", "The API works for agents."},
