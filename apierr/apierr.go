@@ -36,6 +36,7 @@ const (
 
 	PaymentRequired      Code = "payment_required"
 	InsufficientScope    Code = "insufficient_scope"
+	CredentialsRequired  Code = "credentials_required"
 	CrossSiteRequest     Code = "cross_site_request"
 	NotFound             Code = "not_found"
 	MethodNotAllowed     Code = "method_not_allowed"
@@ -102,6 +103,7 @@ var catalog = map[Code]info{
 	InvalidIdentity:             {401, "Unsigned caller identity"},
 	InvalidAPIKey:               {401, "Invalid API key"},
 	InvalidToken:                {401, "Unauthorized"},
+	CredentialsRequired:         {401, "Credentials required"},
 	PaymentRequired:             {402, "Payment required"},
 	InsufficientScope:           {403, "Forbidden"},
 	CrossSiteRequest:            {403, "Cross-site request"},

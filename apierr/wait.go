@@ -32,3 +32,30 @@ func Wait(s int) string {
 func RetryAt(now time.Time, s int) string {
 	return now.Add(time.Duration(s)*time.Second).UTC().Format(time.RFC3339) + " (in " + Wait(s) + ")"
 }
+
+// Duration words a setting's duration as a person says it: "15 minutes",
+// "1 hour 30 minutes", "30 days", "90 seconds" (Go's "15m0s" is not); a
+// duration of no whole seconds as Go writes it.
+func Duration(d time.Duration) string {
+	unit := func(n int64, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return strconv.FormatInt(n, 10) + " " + one + "s"
+	}
+	switch {
+	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
+		return unit(int64(d/(24*time.Hour)), "day")
+	case d >= time.Hour && d%time.Minute == 0:
+		h, m := int64(d/time.Hour), int64(d%time.Hour/time.Minute)
+		if m == 0 {
+			return unit(h, "hour")
+		}
+		return unit(h, "hour") + " " + unit(m, "minute")
+	case d >= time.Minute && d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d%time.Second == 0:
+		return unit(int64(d/time.Second), "second")
+	}
+	return d.String()
+}

@@ -23,3 +23,23 @@ func TestWait(t *testing.T) {
 		t.Errorf("RetryAt: %q", got)
 	}
 }
+
+// Cadence limits are said as a person says them, not as Go prints them
+// ("15m0s").
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		15 * time.Minute:             "15 minutes",
+		time.Minute:                  "1 minute",
+		time.Hour:                    "1 hour",
+		90 * time.Minute:             "1 hour 30 minutes",
+		30 * 24 * time.Hour:          "30 days",
+		24 * time.Hour:               "1 day",
+		90 * time.Second:             "90 seconds",
+		1500 * time.Millisecond:      "1.5s",
+		26*time.Hour + 1*time.Minute: "26 hours 1 minute",
+	} {
+		if got := Duration(d); got != want {
+			t.Errorf("Duration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -215,17 +215,24 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	if !md {
 		filter = checkFilter(r.URL.Query().Get("filter"))
 	}
-	key := pageKey(md, base, target, filter)
+	// at, the unix second of one scan, makes the page a permanent link to
+	// that scan's report; without it the page shows the site's latest.
+	at := r.URL.Query().Get("at")
+	badAt := r.URL.Query().Has("at") && !validAt(at) // "at=" too: it is not the latest's page
+	key := pageKey(md, base, target, at, filter)
 	reload := strings.Contains(r.Header.Get("Cache-Control"), "no-cache")
 	status := http.StatusOK
 	body, cached := h.p.CacheGet(key)
-	if !cached || reload {
+	if !cached || reload || badAt {
 		var rep *pageReport
 		note := ""
-		if len(target) > 2048 {
+		switch {
+		case len(target) > 2048:
 			status, note = http.StatusBadRequest, "That address is longer than 2048 characters; give the site's domain, such as example.com."
-		} else {
-			rep, status, note = h.cachedReport(r, target, reload)
+		case badAt:
+			status, note = http.StatusBadRequest, badAtNote
+		default:
+			rep, status, note = h.cachedReport(r, target, at, reload)
 		}
 		if md {
 			body = reportMarkdown(base, target, rep, note)
@@ -248,23 +255,52 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	return true
 }
 
-func pageKey(md bool, base, target, filter string) string {
-	return "reportpage:" + strconv.FormatBool(md) + "|" + filter + "|" + base + "|" + target
+func pageKey(md bool, base, target, at, filter string) string {
+	return "reportpage:" + strconv.FormatBool(md) + "|" + filter + "|" + at + "|" + base + "|" + target
 }
 
-// cachedReport reads the site's cached report from the origin's read-only
+// reportKey is the edge cache's key of the origin's answer for target's
+// report (at: the scan's unix second, or "" for the latest).
+func reportKey(target, at string) string {
+	return "report:" + at + "|" + strings.ToLower(target)
+}
+
+// badAtNote is the page's answer to an at that is not a scan's unix second.
+const badAtNote = "That permanent link is not valid: at must be the time of one scan in whole seconds since 1970 (1 to 12 digits). Leave it out for the site's latest report."
+
+// validAt reports whether at is what a permanent link carries: 1 to 12
+// ASCII digits (the origin checks the same).
+func validAt(at string) bool {
+	if at == "" || len(at) > 12 {
+		return false
+	}
+	for i := 0; i < len(at); i++ {
+		if at[i] < '0' || at[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// cachedReport reads the site's report from the origin's read-only
 // /api/report, which never scans: showing a shared result costs nobody's
-// allowance. A miss is not cached at the edge, so a report appears as soon
-// as a scan finishes.
-func (h *Handler) cachedReport(r *http.Request, target string, reload bool) (*pageReport, int, string) {
-	key := "report:" + strings.ToLower(target)
+// allowance. Without at it is the site's latest (cached, else kept for
+// the origin's ReportKeep); with at (a valid unix second, validAt) the
+// report of the scan in that second. A miss is not cached at the edge, so
+// a report appears as soon as a scan finishes.
+func (h *Handler) cachedReport(r *http.Request, target, at string, reload bool) (*pageReport, int, string) {
+	key := reportKey(target, at)
 	raw, ok := h.p.CacheGet(key)
 	// A reload (Cache-Control: no-cache, as the page's script sends right
 	// after a scan) reads the origin again: /api/report is as open to every
 	// caller, so this opens nothing new.
 	if !ok || reload {
 		ip := h.p.ClientIP(r)
-		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/api/report?url="+url.QueryEscape(target), nil)
+		path := "/api/report?url=" + url.QueryEscape(target)
+		if at != "" {
+			path += "&at=" + at // digits only (validAt)
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, path, nil)
 		h.signFetch(req, identity.Caller{Tier: identity.Anonymous, Subject: h.addressKey(ip)}, ip)
 		req.Header.Set("Accept", "application/json")
 		resp, err := h.p.Fetch(r.Context(), req)
@@ -276,6 +312,9 @@ func (h *Handler) cachedReport(r *http.Request, target string, reload bool) (*pa
 		switch resp.StatusCode {
 		case http.StatusOK:
 		case http.StatusNotFound:
+			if at != "" {
+				return nil, http.StatusNotFound, "The report of that scan is no longer kept (reports are kept for a limited time). The site's latest report is at " + reportURL(h.base(r), target) + "; or press Scan to scan it now."
+			}
 			return nil, http.StatusNotFound, "There is no recent report of this site yet. Press Scan to scan it now."
 		case http.StatusBadRequest:
 			return nil, http.StatusBadRequest, "That is not an address that can be scanned; give a public website such as example.com."
@@ -420,7 +459,7 @@ func reportHTML(base, target string, rep *pageReport, note, filter string) []byt
 <form id="scan-now" method="post" action="`, esc(reportURL("", target)), `"><button type="submit">Scan `, esc(clipAddress(displayHost(target))), ` now</button> <span class="muted">(one scan of your daily allowance)</span></form>
 `)
 	} else {
-		writeReportBody(&b, base, rep, filter)
+		writeReportBody(&b, base, target, rep, filter)
 	}
 	put(&b, `</div>
 </main>

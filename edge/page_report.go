@@ -74,10 +74,10 @@ func dateTime(t time.Time) string {
 	return `<time datetime="` + t.UTC().Format(time.RFC3339) + `">` + t.UTC().Format("2 Jan 2006") + `<span class="hm"> ` + t.UTC().Format("15:04 UTC") + `</span></time>`
 }
 
-func writeReportBody(b *strings.Builder, base string, rep *pageReport, filter string) {
+func writeReportBody(b *strings.Builder, base, target string, rep *pageReport, filter string) {
 	put(b, `<div class="first">
 `)
-	writeSummary(b, rep)
+	writeSummary(b, target, rep)
 	writeFixNext(b, rep)
 	put(b, "</div>\n")
 	writeChanges(b, rep)
@@ -86,13 +86,21 @@ func writeReportBody(b *strings.Builder, base string, rep *pageReport, filter st
 	writeBadges(b, base, rep.URL)
 }
 
+// permalink is the permanent link to rep, the report of target (as it
+// was asked for: the origin keeps reports under the requested address):
+// /report?url=…&at=<the scan's unix second>, which shows this scan while
+// the origin keeps its report, whatever scans came after it.
+func permalink(base, target string, rep *pageReport) string {
+	return reportURL(base, target) + "&at=" + strconv.FormatInt(rep.Timestamp.Unix(), 10)
+}
+
 // gaugeLevel is the colour class of a level, as the badge colours it.
 func gaugeLevel(n int) string { return "lv" + strconv.Itoa(max(0, min(3, n))) }
 
 // writeSummary: the gauge (an SVG ring, the number and grade as text), the
 // level reached with the ladder, and the site's thumbnail (shown by app.js
 // once the origin has a screenshot; nothing when it has none).
-func writeSummary(b *strings.Builder, rep *pageReport) {
+func writeSummary(b *strings.Builder, target string, rep *pageReport) {
 	s := rep.Score
 	v := max(0, min(100, s.Value))
 	put(b, `<section class="card summary" aria-labelledby="summary-h">
@@ -109,7 +117,7 @@ func writeSummary(b *strings.Builder, rep *pageReport) {
 `)
 	}
 	put(b, `<p class="tally">`, strconv.Itoa(s.Passed), ` passed · `, strconv.Itoa(s.Partial), ` partial · `, strconv.Itoa(s.Failed), ` failed · `, strconv.Itoa(s.NA), ` not applicable, of `, strconv.Itoa(s.Total), ` checks</p>
-<p class="when">Scanned `, dateTime(rep.Timestamp), `</p>
+<p class="when">Scanned `, dateTime(rep.Timestamp), ` · <a href="`, esc(permalink("", target, rep)), `" rel="bookmark" id="permalink">Permanent link</a></p>
 <form method="post" action="`, esc(reportURL("", rep.URL)), `&amp;fresh=1"><button type="submit" id="rescan" class="quiet" data-url="`, esc(rep.URL), `">Scan again</button></form>
 </div>
 `)
@@ -523,7 +531,7 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 	s := rep.Score
 	put(&b, "# Agent readiness of ", mdtext.Text(displayHost(rep.URL)), "\n\n")
 	put(&b, "Score **", strconv.Itoa(s.Value), "/100**, grade **", s.Grade, "**, level **", strconv.Itoa(rep.CurrentLevel), " (", s.LevelName, ")**. ")
-	put(&b, strconv.Itoa(s.Passed), " passed, ", strconv.Itoa(s.Partial), " partial, ", strconv.Itoa(s.Failed), " failed, ", strconv.Itoa(s.NA), " not applicable, of ", strconv.Itoa(s.Total), " checks. Scanned ", rep.Timestamp.UTC().Format(time.RFC3339), ".\n\n")
+	put(&b, strconv.Itoa(s.Passed), " passed, ", strconv.Itoa(s.Partial), " partial, ", strconv.Itoa(s.Failed), " failed, ", strconv.Itoa(s.NA), " not applicable, of ", strconv.Itoa(s.Total), " checks. Scanned ", rep.Timestamp.UTC().Format(time.RFC3339), ". Permanent link: ", permalink(base, target, rep), "\n\n")
 	put(&b, "Report: ", reportURL(base, rep.URL), " · JSON: ", base, "/api/report?url=", url.QueryEscape(rep.URL), "\n\n")
 	if p := rep.Plan; p != nil {
 		put(&b, "## Fix next\n\n")

@@ -8,40 +8,90 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
 )
 
-// getReport answers the cached report of a site, or 404: it never scans, so
-// the edge can render a shareable result page (and its markdown twin) from
-// it without spending anyone's allowance. The report comes with the site's
-// history and its plan (reportExtra).
+// getReport answers a site's report, or 404: it never scans, so the edge
+// can render a shareable result page (and its markdown twin) from it
+// without spending anyone's allowance. Without at it is the cached report,
+// else the site's latest kept one (keptReports, Config.ReportKeep); with
+// at (unix seconds) the kept report of the scan in that second: a
+// permanent link. The report comes with the site's history up to it and
+// its plan (reportExtra).
 func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
 	url, ok := s.siteQuery(ctx)
 	if !ok {
 		return
 	}
+	at, ok := reportAt(ctx)
+	if !ok {
+		return
+	}
 	c, cancel := context.WithTimeout(s.base, screenshotStoreDeadline)
 	defer cancel()
-	res, ok, err := s.scans.cached(c, url)
+	var res *scanned
+	var err error
+	if at.IsZero() {
+		res, ok, err = s.scans.cached(c, url)
+		if err == nil && !ok {
+			res, ok, err = s.scans.kept().get(c, url, time.Time{})
+		}
+	} else {
+		res, ok, err = s.scans.kept().get(c, url, at)
+	}
 	switch {
 	case err != nil:
 		writeError(ctx, stateUnavailable(err))
 		return
+	case !ok && !at.IsZero():
+		writeError(ctx, apiErr(404, CodeNotFound, "The report of that scan of this site is no longer kept (reports are kept "+apierr.Duration(s.cfg.ReportKeep)+"), or there was no scan of it in that second; the site's latest report is at /api/report?url=… without at."))
+		return
 	case !ok:
-		writeError(ctx, apiErr(404, CodeNotFound, "No recent report of this site is cached; scan it with GET /api/scan?url=… (this endpoint never scans)."))
+		writeError(ctx, apiErr(404, CodeNotFound, "No recent report of this site is kept; scan it with GET /api/scan?url=… (this endpoint never scans)."))
 		return
 	}
 	extra, err := s.scans.reportExtra(c, url, res)
 	if err != nil || len(res.raw) < 2 || res.raw[len(res.raw)-1] != '}' {
-		writeError(ctx, apiErr(500, CodeInternal, "The cached report could not be read (a bug in the service); scan the site again with GET /api/scan?url=…&fresh=1."))
+		writeError(ctx, apiErr(500, CodeInternal, "The stored report could not be read (a bug in the service); scan the site again with GET /api/scan?url=…&fresh=1."))
 		return
 	}
 	writeScanned(ctx, res)
 	ctx.Response.Header.Set("Access-Control-Allow-Origin", "*")
 	ctx.SetBody(res.raw[:len(res.raw)-1]) // the report's closing brace comes with extra
 	ctx.Write(extra)
+}
+
+// reportAt reads /api/report's optional at: the unix second of one scan,
+// digits only (at most 12). The zero time when it is absent; on a bad one
+// it answers 400 and ok is false. The message never repeats the value.
+func reportAt(ctx *fasthttp.RequestCtx) (at time.Time, ok bool) {
+	args := ctx.QueryArgs()
+	if !args.Has("at") {
+		return time.Time{}, true
+	}
+	if n, valid := unixSeconds(args.Peek("at")); valid {
+		return time.Unix(n, 0).UTC(), true
+	}
+	writeError(ctx, apiErr(400, CodeBadRequest, "at must be the time of one scan in whole seconds since 1970 (unix time, 1 to 12 digits), as the report's permanent link gives it; leave it out for the site's latest report."))
+	return time.Time{}, false
+}
+
+// unixSeconds parses 1 to 12 ASCII digits.
+func unixSeconds(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 12 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // historyPoint is one scan of a site in /api/report's history.
@@ -59,8 +109,10 @@ type historyPoint struct {
 // a scan makes them as it ends, and a report read from the cache is
 // decoded only by its first reader here.
 func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned) ([]byte, error) {
-	if e, ok := s.extras.get(url, time.Now()); ok && e.at.Equal(sc.scannedAt) {
-		return e.raw, nil
+	if !sc.kept {
+		if e, ok := s.extras.get(url, time.Now()); ok && e.at.Equal(sc.scannedAt) {
+			return e.raw, nil
+		}
 	}
 	r, err := sc.result()
 	if err != nil {
@@ -68,7 +120,9 @@ func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned) ([]b
 	}
 	series, err := s.history.Series(ctx, r.URL, false)
 	extra := makeExtra(series, r)
-	if err == nil { // else history is this report alone: not kept, the next read tries again
+	// A kept report (of any scan in ReportKeep) is made each time: the
+	// extras hold the cached report of each site, which it must not evict.
+	if err == nil && !sc.kept { // else history is this report alone: not kept, the next read tries again
 		s.keepExtra(url, sc.scannedAt, extra)
 	}
 	return extra, nil

@@ -61,6 +61,7 @@ type scanned struct {
 	raw       []byte // the result's JSON, as cached
 	scannedAt time.Time
 	cached    bool
+	kept      bool // read from the kept reports (keptReports), not the scan cache
 }
 
 func (s *scanned) result() (*report.Result, error) {
@@ -389,6 +390,9 @@ func (s *scanner) run(ctx context.Context, url string, publish func(engine.Event
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = s.cache.Put(wctx, url, raw, res.Timestamp, s.cfg.CacheTTL)
+		// Kept far longer than the cache, for /report's shared and
+		// permanent links (keptReports).
+		_ = s.kept().put(wctx, url, raw, res.Timestamp)
 	}()
 	if s.shoot != nil {
 		s.shoot(url, false)

@@ -42,6 +42,7 @@ import (
 type Config struct {
 	AllowPrivate   bool          // scan loopback/private targets (local testing only)
 	CacheTTL       time.Duration // scan cache lifetime (10 min)
+	ReportKeep     time.Duration // how long each scan's report stays readable by /api/report (30 days)
 	IdempotencyTTL time.Duration // how long a POST response is replayable (24 h)
 	Workers        int           // concurrent scans (64: scans wait on the network, not the CPU)
 	Queue          int           // scans waiting for a worker before 503 (256)
@@ -103,6 +104,9 @@ const (
 func (c *Config) defaults() {
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = 10 * time.Minute
+	}
+	if c.ReportKeep <= 0 {
+		c.ReportKeep = 30 * 24 * time.Hour
 	}
 	if c.IdempotencyTTL <= 0 {
 		c.IdempotencyTTL = 24 * time.Hour

@@ -113,6 +113,9 @@ var topics = []topic{
                      comma-separated: an IP, a CIDR, or IP:port (env AGENTREADY_ALLOW)
   --cache-ttl D      how long a scan result is served from the cache (default 10m;
                      env AGENTREADY_CACHE_TTL)
+  --report-keep D    how long each scan's report stays readable at /report and
+                     /api/report, as the site's latest and by its permanent link
+                     (default 720h, 30 days; env AGENTREADY_REPORT_KEEP)
   --drain D          on SIGTERM, how long in-flight requests may finish (default 20s;
                      env AGENTREADY_DRAIN)
   --edge-wasm FILE   the edge compiled to WebAssembly (make wasm), hosted with wazero in

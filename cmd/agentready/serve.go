@@ -67,12 +67,18 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
 		return exitUsage
 	}
+	keepDefault, err := envDuration("AGENTREADY_REPORT_KEEP", 30*24*time.Hour)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
+		return exitUsage
+	}
 	drainDefault, err := envDuration("AGENTREADY_DRAIN", 20*time.Second)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
 		return exitUsage
 	}
 	cacheTTL := fs.Duration("cache-ttl", ttlDefault, "how long a scan result is served from the cache (env AGENTREADY_CACHE_TTL)")
+	reportKeep := fs.Duration("report-keep", keepDefault, "how long each scan's report stays readable at /report and /api/report, by its permanent link and as the site's latest after the cache forgot it (env AGENTREADY_REPORT_KEEP)")
 	drain := fs.Duration("drain", drainDefault, "on SIGTERM, how long in-flight requests may finish (env AGENTREADY_DRAIN)")
 	edgeWasm := fs.String("edge-wasm", envOr("AGENTREADY_EDGE_WASM", "bin/edge.wasm"), "the edge compiled to WebAssembly (make wasm); hosted with wazero in front of the origin. Empty: run the edge natively")
 	roleName := fs.String("role", envOr("AGENTREADY_ROLE", "all"), "all (edge and origin in one process), edge or origin (env AGENTREADY_ROLE)")
@@ -118,7 +124,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	// Chromium is looked up via CHROME_PATH or the PATH and started on the first capture;
 	// paid deep scans get a second Chromium of their own (origin.Config.PaidBrowser).
 	svc, err := stack.Start(stack.Options{Addr: *addr, AllowPrivate: *allowPrivate, Allow: allow, Store: st, Env: os.Getenv, EdgeModule: module,
-		Origin: origin.Config{CacheTTL: *cacheTTL, Audit: audit}, Browser: &browser.Config{},
+		Origin: origin.Config{CacheTTL: *cacheTTL, ReportKeep: *reportKeep, Audit: audit}, Browser: &browser.Config{},
 		Role: role, Origins: splitList(*originList), MetricsAddr: *metricsAddr})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentready serve: %v\n", err)
