@@ -20,7 +20,7 @@ import (
 func (s *Server) monitorRoute(path string) (route, bool) {
 	type hs = map[string]func(*fasthttp.RequestCtx)
 	if path == "/api/monitors" {
-		return route{"/api/monitors", hs{"POST": s.createMonitor}}, true
+		return route{"/api/monitors", hs{"GET": s.listMonitors, "POST": s.createMonitor}}, true
 	}
 	rest, ok := strings.CutPrefix(path, "/api/monitors/")
 	if !ok || rest == "" {
@@ -162,6 +162,23 @@ func outcomeOf(err error) string {
 		return string(me.Code)
 	}
 	return "error"
+}
+
+// listMonitors answers the monitors bound to the caller's token or API
+// key, oldest first: a lost id is not a lost monitor.
+func (s *Server) listMonitors(ctx *fasthttp.RequestCtx) {
+	ms, err := s.monitors.List(s.base, s.caller(ctx))
+	if err != nil {
+		monitorError(ctx, err)
+		return
+	}
+	views := make([]monitorView, len(ms))
+	for i, m := range ms {
+		views[i] = viewMonitor(m)
+	}
+	writeJSON(ctx, 200, struct {
+		Monitors []monitorView `json:"monitors"`
+	}{views})
 }
 
 func (s *Server) getMonitor(ctx *fasthttp.RequestCtx, id string, _ []string) {

@@ -665,8 +665,8 @@ func TestMCPCardAndSelfScan(t *testing.T) {
 		}
 	}
 	sort.Strings(documented)
-	if len(documented) != 7 {
-		t.Fatalf("/openapi.json describes %d monitor operations, want 7: %v", len(documented), documented)
+	if len(documented) != 8 {
+		t.Fatalf("/openapi.json describes %d monitor operations, want 8: %v", len(documented), documented)
 	}
 	instructions := cs.InitializeResult().Instructions
 	if !strings.Contains(instructions, "not tools of this server") {

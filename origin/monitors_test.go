@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -372,6 +373,81 @@ func TestMonitorBoundToCaller(t *testing.T) {
 		if resp, b := get(t, o.URL+path, c.hdr...); resp.StatusCode != c.status {
 			t.Errorf("%s: %d %s", c.name, resp.StatusCode, b)
 		}
+	}
+}
+
+// GET /api/monitors lists what the caller's key or token created, oldest
+// first, and nothing of anyone else's; a caller without credentials is
+// told why it cannot list (its monitors are bound to nobody), and a
+// deleted monitor leaves the list.
+func TestListMonitors(t *testing.T) {
+	secret := []byte("edge-secret-for-the-monitor-test-01")
+	o := startOrigin(t, origin.Config{EdgeSecret: secret, Monitors: fastMonitors()}, nil)
+	recv := newReceiver(t)
+	as := func(c identity.Caller, method, path, body string) []string {
+		var h []string
+		for k, v := range identity.Sign(secret, c, "127.0.0.1", identity.Request{Method: method, Path: path, Body: []byte(body)}, time.Now()) {
+			h = append(h, k, v)
+		}
+		return h
+	}
+	acme := identity.Caller{Tier: identity.APIKey, Subject: "acme"}
+	globex := identity.Caller{Tier: identity.APIKey, Subject: "globex"}
+	create := func(c identity.Caller, path string) string {
+		t.Helper()
+		body := `{"url":"example.com","callback_url":"` + recv.srv.URL + path + `","cadence":"1h"}`
+		status, m, _ := createMonitor(t, o, body, as(c, "POST", "/api/monitors", body)...)
+		if status != 201 {
+			t.Fatalf("create: %d %v", status, m)
+		}
+		return m["id"].(string)
+	}
+	list := func(hdr []string) (int, []string, string) {
+		t.Helper()
+		resp, b := get(t, o.URL+"/api/monitors", hdr...)
+		var out struct {
+			Monitors []struct {
+				ID     string `json:"id"`
+				Secret string `json:"secret"`
+			} `json:"monitors"`
+			Code string `json:"code"`
+		}
+		json.Unmarshal(b, &out)
+		var ids []string
+		for _, m := range out.Monitors {
+			if m.Secret != "" {
+				t.Errorf("the list shows a monitor's secret")
+			}
+			ids = append(ids, m.ID)
+		}
+		return resp.StatusCode, ids, out.Code
+	}
+	// Created within one second: oldest first means by creation second,
+	// then by id.
+	first, second := create(acme, "/a1"), create(acme, "/a2")
+	if second < first {
+		first, second = second, first
+	}
+	theirs := create(globex, "/g1")
+	if status, ids, _ := list(as(acme, "GET", "/api/monitors", "")); status != 200 || !slices.Equal(ids, []string{first, second}) {
+		t.Errorf("acme's list: %d %v, want [%s %s]", status, ids, first, second)
+	}
+	if status, ids, _ := list(as(globex, "GET", "/api/monitors", "")); status != 200 || !slices.Equal(ids, []string{theirs}) {
+		t.Errorf("globex's list: %d %v, want [%s]", status, ids, theirs)
+	}
+	if status, ids, code := list(nil); status != 401 || code != "credentials_required" || len(ids) != 0 {
+		t.Errorf("without credentials: %d %s %v", status, code, ids)
+	}
+	del := "/api/monitors/" + first
+	req, _ := http.NewRequest("DELETE", o.URL+del, nil)
+	for h, kv := 0, as(acme, "DELETE", del, ""); h < len(kv); h += 2 {
+		req.Header.Set(kv[h], kv[h+1])
+	}
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("delete: %v %v", resp, err)
+	}
+	if status, ids, _ := list(as(acme, "GET", "/api/monitors", "")); status != 200 || !slices.Equal(ids, []string{second}) {
+		t.Errorf("acme's list after a delete: %d %v, want [%s]", status, ids, second)
 	}
 }
 

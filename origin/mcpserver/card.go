@@ -81,6 +81,7 @@ type Endpoint struct {
 // the card and named in the server's instructions.
 var MonitorEndpoints = []Endpoint{
 	{"POST", "/api/monitors", "Create a monitor: {url, callback_url, cadence, events?}; answers 201 with the record and its signing secret, shown only then."},
+	{"GET", "/api/monitors", "List the monitors of the caller's token or API key, oldest first (never their secrets)."},
 	{"GET", "/api/monitors/{id}", "Read a monitor: status, next run, last score, last delivery (never the secret)."},
 	{"DELETE", "/api/monitors/{id}", "Delete a monitor and its pending deliveries."},
 	{"POST", "/api/monitors/{id}/test", "Send a signed sample delivery now and answer how the receiver took it."},

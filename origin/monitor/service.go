@@ -155,9 +155,9 @@ func (s *Service) Create(ctx context.Context, caller identity.Caller, base strin
 	case !ok:
 		return Created{}, refuse(apierr.InvalidCadence, "cadence must be a duration such as \"15m\" or \"6h\", or one of hourly, daily, weekly.")
 	case interval < s.cfg.MinCadence:
-		return Created{}, refuse(apierr.CadenceTooShort, "cadence is shorter than this service's minimum of %s; ask for %s or longer.", s.cfg.MinCadence, s.cfg.MinCadence)
+		return Created{}, refuse(apierr.CadenceTooShort, "cadence is shorter than this service's minimum of %s; ask for %s or longer.", apierr.Duration(s.cfg.MinCadence), apierr.Duration(s.cfg.MinCadence))
 	case interval > s.cfg.MaxCadence:
-		return Created{}, refuse(apierr.InvalidCadence, "cadence is longer than the maximum of %s.", s.cfg.MaxCadence)
+		return Created{}, refuse(apierr.InvalidCadence, "cadence is longer than the maximum of %s.", apierr.Duration(s.cfg.MaxCadence))
 	}
 	events := []string{webhook.EventScanCompleted, webhook.EventScoreChanged}
 	if req.Events != nil {
@@ -255,6 +255,30 @@ func (s *Service) Delete(ctx context.Context, caller identity.Caller, id string)
 		return err
 	}
 	return s.deps.Store.Delete(ctx, m)
+}
+
+// ListMax is the most monitors one list answer holds.
+const ListMax = 1000
+
+// List returns the monitors bound to caller (created with its token or API
+// key), oldest first. A caller without credentials is refused: its
+// monitors are bound to nobody (whoever holds an id controls it), and
+// listing them by address would hand them to everyone behind that address.
+func (s *Service) List(ctx context.Context, caller identity.Caller) ([]store.Monitor, error) {
+	if caller.Tier != identity.Token && caller.Tier != identity.APIKey {
+		return nil, refuse(apierr.CredentialsRequired, "only monitors created with a token or an API key can be listed, by the same token or key; a monitor created without credentials is known only by the id its creation returned.")
+	}
+	all, err := s.deps.Store.List(ctx, caller.Key(), ListMax)
+	if err != nil {
+		return nil, err
+	}
+	mine := all[:0]
+	for _, m := range all {
+		if m.Owner == caller.Key() {
+			mine = append(mine, m)
+		}
+	}
+	return mine, nil
 }
 
 // Deliveries lists a monitor's recent deliveries, newest first.

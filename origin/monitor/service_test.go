@@ -108,7 +108,7 @@ func TestCreateValidation(t *testing.T) {
 		{"name of a private address", ok(CreateRequest{CallbackURL: ptr("https://private.example/hook")}), apierr.InvalidCallbackURL, "private.example resolves to a private address"},
 		{"unresolvable callback", ok(CreateRequest{CallbackURL: ptr("https://nowhere.example/hook")}), apierr.InvalidCallbackURL, "nowhere.example does not resolve"},
 		{"cadence words only", ok(CreateRequest{Cadence: ptr("soon")}), apierr.InvalidCadence, "cadence"},
-		{"cadence too short", ok(CreateRequest{Cadence: ptr("5m")}), apierr.CadenceTooShort, "15m"},
+		{"cadence too short", ok(CreateRequest{Cadence: ptr("5m")}), apierr.CadenceTooShort, "minimum of 15 minutes"},
 		{"cadence too long", ok(CreateRequest{Cadence: ptr("2000h")}), apierr.InvalidCadence, "maximum"},
 		{"unknown event", ok(CreateRequest{Events: []string{"scan.started"}}), apierr.InvalidEvents, "events"},
 		{"no events", ok(CreateRequest{Events: []string{}}), apierr.InvalidEvents, "events"},
