@@ -6,7 +6,7 @@ import (
 )
 
 // One rule for an API key's name, in AGENTREADY_API_KEYS and in
-// `agentready keygen` (issue 10, item 7): an entry whose name breaks it is
+// `agentready keygen`: an entry whose name breaks it is
 // refused naming the name, never the hash.
 func TestAPIKeyNames(t *testing.T) {
 	hash := strings.Repeat("ab", 32)

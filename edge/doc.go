@@ -8,6 +8,10 @@
 //
 // It imports neither engine nor origin: their parsers would bloat the
 // WebAssembly module, and the edge talks to the origin over HTTP only. The
-// sub-packages identity, token, x402 and badge are dependency-free, and the
-// origin imports the first three to agree with the edge.
+// sub-packages identity, token, x402, scanreq, mdtext and badge import the
+// standard library alone, and the origin imports all but badge to agree
+// with the edge: on callers and tiers, tokens, payments, the syntax of a
+// scan request, and the markdown of text a scanned site chose. native, wasi
+// (with wasi/abi) and workers are the Platforms of the three builds; site
+// holds the files of the site's own pages, embedded.
 package edge

@@ -148,7 +148,8 @@ func hostRequest(h http.Handler, host, target string, hdr ...string) *httptest.R
 	return w
 }
 
-// The documents whose URLs are absolute, as each is listed in issue 29.
+// The documents whose URLs are absolute (docs/api.md, "Pages and the Host
+// header").
 var hostDocuments = []string{"/.well-known/mcp.json", "/.well-known/api-catalog", "/.well-known/oauth-protected-resource",
 	"/.well-known/oauth-authorization-server", "/llms.txt"}
 

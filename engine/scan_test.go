@@ -104,7 +104,8 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // The peer needed 71 requests for this site; the budget of the 48 checks is
 // 30, in at most 5 rounds. The unscored identity and commerce signals may add
-// their three first-round documents on top (issue 16), nothing more.
+// their three first-round documents on top, nothing more (docs/benchmarks.md,
+// "Identity and commerce signals: requests and wall time").
 func TestPeerSiteRequestBudget(t *testing.T) {
 	site := startSite(t, "peer")
 	_, stats, err := loopbackScanner(20*time.Second).ScanWithStats(context.Background(), site.URL, nil)
@@ -267,7 +268,7 @@ func TestProgressEvents(t *testing.T) {
 		}
 	}
 	web := checks.Web()
-	// Then one event per identity and commerce signal (issue 16).
+	// Then one event per identity and commerce signal.
 	want := 2 + 2*len(web) + len(checks.Signals())
 	if len(finished) != len(web) || len(events) != want {
 		t.Fatalf("%d finished events of %d total, want %d and %d", len(finished), len(events), len(web), want)

@@ -101,8 +101,10 @@ func TestFixtureSiteVerdicts(t *testing.T) {
 // probes, which the derived rounds now count (empty, hostile, soft404: 3;
 // go run ./bench/planbench shows the same wall time before and after). A
 // site added later is held to the design budget of 5 rounds above. The
-// identity and commerce signals (issue 16) added three first-round requests
-// to every site (the webbotauth, ucp and acp documents) and no round.
+// identity and commerce signals added three first-round requests to every
+// site (the webbotauth, ucp and acp documents) and no round
+// (docs/benchmarks.md, "Identity and commerce signals: requests and wall
+// time").
 var siteBudgets = map[string]struct{ requests, rounds int }{
 	"empty":   {39 + 3, 3},
 	"full":    {25 + 3, 3},

@@ -31,7 +31,7 @@ func auditLines(t *testing.T, buf *syncBuffer, action string) []map[string]any {
 	return out
 }
 
-// Item 3 of issue 10: behind the edge every request reaches the origin from
+// Behind the edge every request reaches the origin from
 // the edge's address, so an Idempotency-Key is scoped by the caller the edge
 // resolved, not by the socket. Two API keys send one key with one body:
 // while the first caller's request is still running the second is not told

@@ -966,7 +966,8 @@ func TestMCPBatches(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	// The attack of issue 9: 1,000 tools/list in 55 KB drew 21 MB.
+	// The batch attack: 1,000 tools/list in 55 KB drew 21 MB
+	// (docs/benchmarks.md, "MCP transport limits").
 	attack := calls(1000, "tools/list")
 	resp, b := rpcDo(t, o.URL, "POST", attack)
 	if resp.StatusCode != 400 || len(b) > 1024 || parseRPCError(t, b).Code != -32600 {

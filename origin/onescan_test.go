@@ -266,10 +266,11 @@ func busyWorker(t *testing.T, o *testOrigin) (release func()) {
 	}
 }
 
-// Item 2 of issue 10: twenty clients asking for one URL at once, through
-// every transport, cost the site one scan, and all get that scan's result:
-// the JSON report byte for byte, the stream's complete sequence ending in
-// the same bytes, the brief of it, and the same report through MCP.
+// Twenty clients asking for one URL at once, through every transport, cost
+// the site one scan (docs/benchmarks.md, "One scan path"), and all get that
+// scan's result: the JSON report byte for byte, the stream's complete
+// sequence ending in the same bytes, the brief of it, and the same report
+// through MCP.
 func TestOneScanForEveryTransport(t *testing.T) {
 	o := patientOrigin(t, origin.Config{})
 	s := site(t, "full")

@@ -17,10 +17,11 @@ import (
 	"github.com/agentready/agentready/origin/store"
 )
 
-// Item 3 of issue 29: a signed identity is good for one request. Headers
-// captured between the edge and an origin, sent again (to the same origin
-// or another sharing the store), with another query or another body, are
-// refused; so are paths in any spelling but the canonical one.
+// A signed identity is good for one request (docs/deploy.md, "N origins on
+// one Redis"). Headers captured between the edge and an origin, sent again
+// (to the same origin or another sharing the store), with another query or
+// another body, are refused; so are paths in any spelling but the canonical
+// one.
 func TestEdgeSignaturesCannotBeReplayed(t *testing.T) {
 	secret := []byte("edge-secret-for-the-replay-test-0001")
 	stores := map[string]func(t *testing.T) (store.Backend, store.Backend){

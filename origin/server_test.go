@@ -199,7 +199,7 @@ func checkSequence(t *testing.T, evs []sse.Event, wantCached bool) (completed st
 			nonBeat = append(nonBeat, e)
 		}
 	}
-	// started + 48 checks + 5 signals (issue 16) + completed
+	// started + 48 checks + 5 identity and commerce signals + completed
 	if len(nonBeat) != 55 {
 		t.Fatalf("%d events (without heartbeats), want started + 48 checks + 5 signals + completed", len(nonBeat))
 	}

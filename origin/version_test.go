@@ -8,7 +8,7 @@ import (
 	"github.com/agentready/agentready/origin"
 )
 
-// Issue 10: /healthz and the MCP server card say the build's one version
+// /healthz and the MCP server card say the build's one version
 // (internal/version), not a number of their own; a Config's Version still
 // overrides both.
 func TestHealthzAndCardSayTheBuildsVersion(t *testing.T) {

@@ -1,7 +1,8 @@
 // Command hardenbench measures how the service holds up against slow
 // clients and a frozen Redis: how many drip-feeding connections it keeps and
 // for how long, whether others are served meanwhile, and how fast requests
-// answer while Redis does not (issue 9, items 10 and 11).
+// answer while Redis does not (docs/benchmarks.md, "Slow clients and a
+// frozen Redis").
 //
 //	go run ./bench/hardenbench            # both parts (about a minute)
 //	go run ./bench/hardenbench -part slow # or -part redis

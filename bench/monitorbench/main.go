@@ -1,5 +1,6 @@
 // Command monitorbench measures one origin draining a burst of monitors
-// (issue 12): N monitors due in the same minute, each scanning one of a few
+// (docs/benchmarks.md, "Monitors: 10,000 due in the same minute on one
+// origin"): N monitors due in the same minute, each scanning one of a few
 // loopback fixture sites and delivering a signed scan.completed webhook to a
 // loopback receiver, while an interactive client keeps asking for fresh
 // scans of another site through the origin's HTTP API.

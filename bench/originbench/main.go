@@ -72,9 +72,9 @@ func main() {
 		stop()
 	}
 
-	// 200 concurrent SSE scans (fresh=1) of five fixture sites. Since one scan
-	// path (issue 10) concurrent scans of one site share a flight, so this is
-	// five scans whose events fan out to 200 streams.
+	// 200 concurrent SSE scans (fresh=1) of five fixture sites. Concurrent
+	// scans of one site share a flight (docs/benchmarks.md, "One scan path"),
+	// so this is five scans whose events fan out to 200 streams.
 	base, stop := startOrigin(backends[0].st)
 	var servers []*fixture.Site
 	for _, name := range []string{"full", "peer", "partial", "empty", "soft404"} {

@@ -1,7 +1,8 @@
 // Command shotbench measures serving a stored screenshot from the origin
-// (GET /api/screenshot, issue 11's budget: ≥ 5k req/s): a 1280×800 PNG of a
-// real capture's size, fasthttp load generator in the same process, 64
-// connections. With REDIS_URL set it measures the Redis state too.
+// (GET /api/screenshot, budget ≥ 5k req/s: docs/benchmarks.md, "Serving a
+// stored screenshot"): a 1280×800 PNG of a real capture's size, fasthttp
+// load generator in the same process, 64 connections. With REDIS_URL set it
+// measures the Redis state too.
 //
 //	go run ./bench/shotbench
 package main

@@ -18,7 +18,7 @@ import (
 	"github.com/agentready/agentready/internal/testenv"
 )
 
-// Issue 9, item 14: `make demo` looped forever when the fixture server did
+// `make demo` looped forever when the fixture server did
 // not start. Now it gives up after DEMO_TIMEOUT seconds, or as soon as the
 // server exits, with a message and the server's log, and exits non-zero.
 func TestMakeDemoGivesUp(t *testing.T) {

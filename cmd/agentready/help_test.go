@@ -9,11 +9,10 @@ import (
 	"testing"
 )
 
-// Issue 9, item 14: `serve --help` and `scan --help` answered exit 2 (a
-// usage error). Asking for help is an answer: on stdout, exit 0, for every
-// command and every spelling, before a "--" only. Issue 10, item 11: it is
-// the command's own help (its forms, its flags and the exit codes), not
-// every command's.
+// `serve --help` and `scan --help` once answered exit 2 (a usage error).
+// Asking for help is an answer: on stdout, exit 0, for every command and
+// every spelling, before a "--" only. And it is the command's own help
+// (its forms, its flags and the exit codes), not every command's.
 func TestHelpExitsZero(t *testing.T) {
 	names := make([]string, 0, len(commands))
 	for name := range commands {
@@ -83,7 +82,7 @@ func TestTopicsAreTheCommands(t *testing.T) {
 	}
 }
 
-// Issue 10, item 11: an unknown flag printed every command's help (100+
+// An unknown flag printed every command's help (100+
 // lines). Now: the error, named by its command, the command's forms and
 // where its help is; exit 2.
 func TestUsageErrorsAreShort(t *testing.T) {

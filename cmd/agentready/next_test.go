@@ -11,7 +11,7 @@ import (
 	"github.com/agentready/agentready/engine/report"
 )
 
-// scan --recommend renders the engine's plan (issue 10, item 4): with --json
+// scan --recommend renders the engine's plan: with --json
 // it is advice.For of the report a plain --json scan gives, and as text its
 // steps come in the plan's order, each with its fix, the starters filled in
 // for the scanned site.

@@ -13,8 +13,8 @@ import (
 
 var updateREADME = flag.Bool("update", false, "rewrite the generated examples in README.md (make docs)")
 
-// The README's example outputs come from real runs of the CLI (issue 9,
-// item 14: pasted output had drifted, line numbers and all). Each lives
+// The README's example outputs come from real runs of the CLI (pasted
+// output had drifted, line numbers and all). Each lives
 // between <!-- example:NAME … --> and <!-- /example -->; -update rewrites them.
 var exampleBlock = regexp.MustCompile("(?s)(<!-- example:([a-z-]+) [^\n]*-->\n)(.*?)(<!-- /example -->)")
 

@@ -150,7 +150,8 @@ func TestScanWithRepo(t *testing.T) {
 }
 
 // The text report says what the walk skipped in words, the largest count
-// first, never as a Go map (issue 24: "skipped: map[binary or generated:2 …]").
+// first, never as a Go map (it once printed "skipped: map[binary or
+// generated:2 …]").
 func TestRepoTextSaysSkippedInWords(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, body string) {

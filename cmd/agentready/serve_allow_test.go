@@ -129,7 +129,7 @@ func (s *liveServe) getJSON(t *testing.T, path string, v any) int {
 	return resp.StatusCode
 }
 
-// Issue 10, item 12: with an allow-list, a loopback port not on it was
+// With an allow-list, a loopback port not on it was
 // refused with "the scanner only scans public sites", naming neither
 // --allow nor AGENTREADY_ALLOW, and linked the error table. Now the refusal
 // names the entry that admits the target and links the README's paragraph
@@ -190,7 +190,7 @@ func TestServeAllowRefusalSaysWhatToDo(t *testing.T) {
 	}
 }
 
-// Issue 10, item 7: `keygen "bad name:x"` printed an entry serve then
+// `keygen "bad name:x"` printed an entry serve then
 // refused. One rule (edge.CheckAPIKeyName) for both: every name keygen
 // accepts gives an entry serve's parser accepts, and the others exit 2.
 func TestKeygenNamesAreServesNames(t *testing.T) {

@@ -1,7 +1,7 @@
 package main
 
-// The deployment's security rules against the real containers (issue 29,
-// item 13; docs/deploy.md, "Hardening"). config_test.go checks the same
+// The deployment's security rules against the real containers
+// (docs/deploy.md, "Hardening"). config_test.go checks the same
 // rules in the files, without docker.
 
 import (

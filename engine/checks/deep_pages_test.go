@@ -161,7 +161,7 @@ func TestPagesSampleUnanswered(t *testing.T) {
 	}
 }
 
-// The message counts each wording of a problem truly (issue 24: "16 of 20
+// The message counts each wording of a problem truly (it once said "16 of 20
 // pages answered 404" when 12 answered 404 and 4 answered 410, "3 noindex in
 // <meta name=robots>" when one used the meta), most frequent first, and
 // counts what is beyond the wordings it spells out.

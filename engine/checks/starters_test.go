@@ -7,8 +7,8 @@ import (
 )
 
 // oldSnippets are the starters origin/mcpserver/snippets.go produced for
-// https://www.acme.example:8443/ before they moved into the definitions
-// (issue 10, item 4): every check that had one still has it, byte for byte.
+// https://www.acme.example:8443/ before they moved into the definitions:
+// every check that had one still has it, byte for byte.
 var oldSnippets = map[string]string{
 	"1.1":  "# acme.example\n\n> One sentence: what acme.example offers and to whom.\n\n## Docs\n\n- [Getting started](https://www.acme.example:8443/docs/getting-started.md): first steps\n- [API reference](https://www.acme.example:8443/docs/api.md): endpoints and examples\n\n## Optional\n\n- [Changelog](https://www.acme.example:8443/changelog.md): recent changes\n",
 	"1.2":  "{\"name\":\"acme.example agent\",\"description\":\"What the agent does.\",\"version\":\"1.0.0\",\"supportedInterfaces\":[{\"url\":\"https://www.acme.example:8443/a2a\",\"protocolBinding\":\"JSONRPC\",\"protocolVersion\":\"1.0\"}],\"capabilities\":{\"streaming\":false},\"defaultInputModes\":[\"text/plain\"],\"defaultOutputModes\":[\"application/json\"],\"skills\":[{\"id\":\"main\",\"name\":\"Main skill\",\"description\":\"What it does.\",\"tags\":[\"acme.example\"]}]}",

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 12: a refusal the one who runs agentready can lift says how (the
+// A refusal the one who runs agentready can lift says how (the
 // allow-list entry naming the URL's own address and port, or
 // --allow-private); the hosted service's words stay opaque, and what no
 // setting admits gets no advice.

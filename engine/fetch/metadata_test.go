@@ -32,7 +32,7 @@ func v4Spellings(v4 netip.Addr) []string {
 	}
 }
 
-// Every metadata address the issue names, every entry of the table, the
+// Every metadata address listed in named below, every entry of the table, the
 // rest of link-local space and the IPv6 spellings of each IPv4 one are
 // refused under every policy: the hosted one, --allow-private (with any
 // port) and an allow-list of everything, 0.0.0.0/0 and ::/0, with and

@@ -226,7 +226,9 @@ func originDown(t *testing.T, c client) {
 	checkEnvelope(t, "origin down: GET /api/nope", resp, b, 502, "origin_unavailable")
 }
 
-// hardening runs the rows of issue 9 that need services of their own.
+// hardening runs the hardening checks that need a service started for them
+// alone: charging only requests that can do work (without a payee) and an
+// origin that is down.
 func hardening(t *testing.T, start Start) {
 	t.Run("charging only real work", func(t *testing.T) {
 		env := Env()

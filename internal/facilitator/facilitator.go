@@ -1,5 +1,5 @@
-// Package facilitator is a local x402 facilitator for tests and local runs:
-// the facilitator HTTP API (GET /supported, POST /verify, POST /settle) as
+// Package facilitator is a local x402 facilitator, used by tests only: the
+// facilitator HTTP API (GET /supported, POST /verify, POST /settle) as
 // the x402 specification defines it, over payments whose "transaction" is a
 // readable test token instead of a signed Solana transaction. It checks
 // what a real facilitator checks that the gateway relies on (the

@@ -1,5 +1,6 @@
 // Package monitorkill proves, against real `agentready serve` processes
-// killed with SIGKILL, the durability promises monitors make (issue 12):
+// killed with SIGKILL, the durability promises monitors make
+// (docs/webhooks.md, "Durability and several origins"):
 //
 //   - Three origins on one Redis, and on a Redis Cluster of three masters,
 //     200 monitors on a 5 s cadence, the origin scanning the most sites

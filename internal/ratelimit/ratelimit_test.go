@@ -168,7 +168,7 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// Issue 9, item 6: limit 10/s with burst 2 answered 1, 0, 0 to three calls at
+// Limit 10/s with burst 2 once answered 1, 0, 0 to three calls at
 // one instant. A burst of b admits exactly b calls at one instant, for limits
 // whose emission interval is and is not a whole number of nanoseconds, and one
 // emission interval later exactly one more.

@@ -24,9 +24,10 @@ func call(t *testing.T, method, target string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("RateLimit-Remaining")
 }
 
-// Item 1 of issue 29: HEAD on every path that scans costs what GET costs,
-// and HEAD on paths that never scan (the report page, screenshots, MCP)
-// scans nothing: a caller at its allowance gets no scan out of HEAD.
+// HEAD on every path that scans costs what GET costs, and HEAD on paths
+// that never scan (the report page, screenshots, MCP) scans nothing: a
+// caller at its allowance gets no scan out of HEAD (docs/edge.md,
+// "Callers, allowances and 402").
 func TestHeadScansNothingForFree(t *testing.T) {
 	env := map[string]string{"AGENTREADY_FREE_DAILY": "2"}
 	svc := start(t, stack.Options{Env: func(k string) string { return env[k] }})
@@ -50,7 +51,8 @@ func TestHeadScansNothingForFree(t *testing.T) {
 	}
 }
 
-// Item 2 of issue 29: a badge shows the site's latest stored outcome, even
+// Badges are not free scans (docs/edge.md, "Callers, allowances and 402"):
+// a badge shows the site's latest stored outcome, even
 // once the scan cache has forgotten it, without a scan; it scans only a
 // site never scanned, and that scan spends one of the caller's scans, so a
 // caller with none left gets "not scanned" and the site no request.

@@ -19,8 +19,8 @@ import (
 	"github.com/agentready/agentready/internal/testenv"
 )
 
-// get_recommendations is the engine's plan and nothing else (issue 10, item
-// 4: the tool had its own copy of the level gating and its own snippets).
+// get_recommendations is the engine's plan and nothing else (the tool once
+// had its own copy of the level gating and its own snippets).
 // Real scans of fixture sites on loopback, the tool called by the MCP Go
 // client over HTTP: its structured content is advice.For of the very result
 // the scan returned, field for field.

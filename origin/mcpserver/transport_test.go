@@ -345,8 +345,9 @@ func BenchmarkToolsList(b *testing.B) {
 	}
 }
 
-// The batch attack of issue 9 and the largest batch still allowed: request
-// and answer sizes, and the time one POST takes.
+// The batch attack (1,000 tools/list in one POST) and the largest batch
+// still allowed: request and answer sizes, and the time one POST takes
+// (docs/benchmarks.md, "MCP transport limits").
 //
 //	go test -run '^$' -bench Batch -benchtime 20x ./origin/mcpserver
 func BenchmarkBatch(b *testing.B) {

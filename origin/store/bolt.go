@@ -42,7 +42,8 @@ import (
 // apart from the small entries: bbolt copies on write the whole leaf a key
 // lives in, so 18 KB reports sitting between the small keys every run
 // rewrites made each of those small writes cost a multi-page leaf (about
-// 260 KB per commit, issue 21). Why by hash: a run's report is the scan's
+// 260 KB per commit: docs/benchmarks.md, "Monitors: 10,000 due in the same
+// minute on one origin"). Why by hash: a run's report is the scan's
 // report, which the scan cache holds too, and runs of one site due
 // together share one scan (origin/monitor): one blob serves them all. A
 // blob nothing refers to any more is deleted by the sweep (mark and
@@ -90,8 +91,9 @@ const (
 	// dirtying any page of the folio writes (and counts in write_bytes)
 	// the whole folio: a 5 KB report written whole cost every later commit
 	// that reused one of its pages 8 KB instead of 4, a screenshot far
-	// more (issue 21's monitor bench measured 1.6 times the pages bbolt
-	// wrote). bbolt leaves a node of four entries or fewer unsplit,
+	// more (the monitor bench measured 1.6 times the pages bbolt wrote;
+	// docs/benchmarks.md, "Embedded store: bytes written per monitor run").
+	// bbolt leaves a node of four entries or fewer unsplit,
 	// however large, so an entry (16-byte header, 20-byte key, value) must
 	// stay under a quarter of a page.
 	chunkBytes = 960

@@ -12,10 +12,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// What a monitor run costs the embedded file (issue 21, the steady
-// 100-monitor bench, docs/benchmarks.md): the claim is a read (its lease is
-// held in memory), the run's outcome and events one commit, the delivery's
-// outcome one more.
+// What a monitor run costs the embedded file (the steady 100-monitor bench:
+// docs/benchmarks.md, "Embedded store: bytes written per monitor run"): the
+// claim is a read (its lease is held in memory), the run's outcome and
+// events one commit, the delivery's outcome one more.
 func TestEmbeddedRunCommits(t *testing.T) {
 	e, err := openEmbedded(t.TempDir(), embeddedOptions{noSweep: true, noSync: true})
 	if err != nil {

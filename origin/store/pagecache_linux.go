@@ -10,9 +10,11 @@ import (
 // a folio writes the whole folio back. bbolt creates a new file with one
 // 16 KB write (its two meta pages, the freelist, the root), and every
 // commit rewrites a meta page: each commit then wrote 16 KB for that 4 KB
-// page (issue 21, measured with /proc/self/io write_bytes). So the file's
-// clean cached pages are dropped before bbolt opens it, and its reads are
-// marked random (no readahead): the pages come back one page per folio.
+// page (measured with /proc/self/io write_bytes; folios and what they cost:
+// docs/benchmarks.md, "Embedded store: bytes written per monitor run"). So
+// the file's clean cached pages are dropped before bbolt opens it, and its
+// reads are marked random (no readahead): the pages come back one page per
+// folio.
 
 const (
 	fadvRandom   = 1 // POSIX_FADV_RANDOM
