@@ -126,7 +126,7 @@ func TestChecksCommand(t *testing.T) {
 // exitCodesBlock is where README.md and docs/ci.md show exitCodes.
 var exitCodesBlock = regexp.MustCompile(`(?s)(<!-- exit-codes: [^\n]*-->\n)(.*?)(<!-- /exit-codes -->)`)
 
-// Issue 10, item 11: the help listed exit codes 0–3, the README 0–4 and
+// The help listed exit codes 0–3, the README 0–4 and
 // 130. Both come from exitCodes now; -update (make docs) rewrites the docs'
 // copies.
 func TestExitCodesInDocs(t *testing.T) {
@@ -162,6 +162,7 @@ func TestExitCodesInDocs(t *testing.T) {
 // directory.
 func madeCLI(t *testing.T, version string) string {
 	t.Helper()
+	testenv.Quick(t, "tests that build the agentready binary and run it")
 	mk, err := exec.LookPath("make")
 	if err != nil {
 		testenv.Require(t, "make (apt-get install make)")
@@ -208,7 +209,7 @@ func runBinary(t *testing.T, bin string, args ...string) (int, string, string) {
 	return 0, stdout.String(), stderr.String()
 }
 
-// Issue 10, item 10: /healthz said 1.0.0, the scanner's User-Agent
+// /healthz said 1.0.0, the scanner's User-Agent
 // agentready/1.0, and there was no `agentready version`. One version, the
 // build's (make build: git describe), everywhere; run as a user runs it.
 func TestVersionIsOneEverywhere(t *testing.T) {
@@ -263,8 +264,8 @@ func TestVersionIsOneEverywhere(t *testing.T) {
 	}
 }
 
-// Issue 10, item 11, as a user meets it: an unknown flag is one error and
-// the command's form, not every command's help.
+// TestUsageErrorsAreShort as a user meets it: an unknown flag is one error
+// and the command's form, not every command's help.
 func TestUnknownFlagOfTheBinary(t *testing.T) {
 	bin := madeCLI(t, "")
 	code, out, errb := runBinary(t, bin, "scan", "--nope", "example.com")

