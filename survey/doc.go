@@ -17,10 +17,13 @@
 // split a list without talking to each other.
 // With a QueueConfig, a run is instead one of any number of workers
 // pulling the sites from one list kept in a Redis Stream (queue.go: the
-// keys, the idempotent loading, the domain leases; worker.go: the loop),
-// each appending its results in the order they finish and acknowledging
-// them once fsynced; a dead worker's entries are taken over after the
-// per-site timeout. Merge adds shards' or workers' outputs up into the
+// keys, the idempotent loading, the domain leases; worker.go: the Redis
+// calls around the loop), each appending its results in the order they
+// finish and acknowledging them once fsynced; a dead worker's entries are
+// taken over after the per-site timeout. Both run one loop, scheduler.go's:
+// the limit, one scan per domain, the syncs, the progress and the stop; a
+// driver (localRun in run.go, worker in worker.go) says where the sites
+// come from and where the results go. Merge adds shards' or workers' outputs up into the
 // report one machine would have written, counting a site two workers
 // scanned once. Report and Merge stream results.ndjson into adoption.json and
 // render it as report.html (inline SVG, no script, nothing fetched) and

@@ -170,7 +170,16 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	statusTable(&b, "Sites by status of each signal", ad.Signals, sids, ad.Sites)
 	p("</section>\n")
 
-	// Rank buckets.
+	rankSection(&b, ad)
+	methodsSection(&b, ad.Methods, listName)
+	p("</main>\n<footer>Made by <code>agentready survey</code>; every site's checks and signals are in <code>%s</code> beside this page.</footer>\n</body>\n</html>\n", ResultsFile)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// rankSection is the report's pass rates by rank bucket.
+func rankSection(b *strings.Builder, ad *Adoption) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("<section id=\"ranks\">\n<h2>By rank</h2>\n")
 	buckets := distinctBuckets(ad)
 	switch {
@@ -203,8 +212,12 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	}
 	p("</section>\n")
 
-	// Methods.
-	m := ad.Methods
+}
+
+// methodsSection is the report's account of how the survey was made; the
+// page's footer follows it.
+func methodsSection(b *strings.Builder, m Methods, listName string) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("<section id=\"methods\">\n<h2>Methods</h2>\n<dl>\n")
 	dl := func(k, v string) { p("<dt>%s</dt><dd>%s</dd>\n", k, v) }
 	dl("Report made", esc(m.Date))
@@ -232,9 +245,7 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	if len(m.Shards) > 0 && m.Settings.Queue == "" {
 		dl("Shards merged", fmt.Sprintf("%d, each surveyed on its own and added up", len(m.Shards)))
 	}
-	p("</dl>\n</section>\n</main>\n<footer>Made by <code>agentready survey</code>; every site's checks and signals are in <code>%s</code> beside this page.</footer>\n</body>\n</html>\n", ResultsFile)
-	_, err := io.WriteString(w, b.String())
-	return err
+	p("</dl>\n</section>\n")
 }
 
 func esc(s string) string { return html.EscapeString(s) }

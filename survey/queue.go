@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/agentready/agentready/origin/store"
+	"github.com/agentready/agentready/internal/redisconn"
 )
 
 // QueueConfig makes a run one worker of a survey whose list is kept in
@@ -24,7 +24,7 @@ import (
 // from one Redis Stream through one consumer group, each writing its own
 // output directory; Merge adds the directories up.
 type QueueConfig struct {
-	// URL is the Redis, in REDIS_URL's syntax (as origin/store reads it):
+	// URL is the Redis, in REDIS_URL's syntax (as internal/redisconn reads it):
 	// redis://[user:password@]host:port[/db] (rediss:// for TLS), or the
 	// nodes of a Redis Cluster, redis://host:port,host:port,…
 	URL string
@@ -198,7 +198,6 @@ func parseEntry(id string, values map[string]any) (Item, error) {
 // redisQueue is one worker's (or loader's) view of a survey in Redis.
 type redisQueue struct {
 	c         redis.UniversalClient
-	closer    io.Closer
 	keys      queueKeys
 	name      string
 	worker    string
@@ -207,17 +206,18 @@ type redisQueue struct {
 }
 
 // dialQueue connects to the Redis or Redis Cluster at url (REDIS_URL's
-// syntax: origin/store parses it, finds out whether it is a Cluster, and
-// words its refusals without repeating the URL, which may hold a password).
+// syntax: internal/redisconn parses it, as origin/store does, finds out
+// whether it is a Cluster, and words its refusals without repeating the
+// URL, which may hold a password).
 func dialQueue(ctx context.Context, url, name string) (*redisQueue, error) {
-	st, err := store.OpenRedisWith(ctx, url, store.RedisOptions{CallTimeout: redisCallTimeout, DialTimeout: 5 * time.Second})
+	c, _, err := redisconn.Open(ctx, url, redisconn.Options{CallTimeout: redisCallTimeout, DialTimeout: 5 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("the queue (--queue, a Redis URL as REDIS_URL takes it): %w", err)
 	}
-	return &redisQueue{c: st.Client(), closer: st, keys: keysFor(name), name: name}, nil
+	return &redisQueue{c: c, keys: keysFor(name), name: name}, nil
 }
 
-func (q *redisQueue) Close() error { return q.closer.Close() }
+func (q *redisQueue) Close() error { return q.c.Close() }
 
 // claimScript records the list's account unless the survey's name already
 // holds one, and returns the SHA-256 of the list the name holds.

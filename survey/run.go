@@ -324,173 +324,129 @@ type outcome struct {
 // scanAll scans the sites after the first done, writing their results in
 // list order.
 func scanAll(ctx context.Context, cfg Config, sc *engine.Scanner, f *os.File, done, lastLine, total int, errCounts map[string]int, sum *Summary) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	list, err := os.Open(cfg.List)
 	if err != nil {
 		return fmt.Errorf("the list cannot be read: %w", err)
 	}
 	defer list.Close()
-
-	items := make(chan Item, 256)
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(items)
-		src := newSource(list, cfg.Shard)
-		n := 0
-		for {
-			it, _, err := src.next()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				readErr <- fmt.Errorf("the list cannot be read: %w", err)
-				return
-			}
-			if it == nil {
-				continue
-			}
-			if n++; n <= done {
-				if n == done && it.Line != lastLine {
-					readErr <- fmt.Errorf("%w: the last result in %s is for list line %d, but the list's site number %d is on line %d; use a new --out", ErrMismatch, ResultsFile, lastLine, done, it.Line)
-					return
-				}
-				continue
-			}
-			select {
-			case items <- *it:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-
-	w := newResultWriter(f)
-	window := reorderWindow(cfg.Concurrency)
-	started := time.Now()
-	var (
-		queue     []pending
-		busy      = map[string]bool{}
-		reorder   = map[int]outcome{}
-		nextSeq   = done
-		nextWrite = done
-		running   = 0
-		eof       = false
-		stopping  = false
-		failure   error
-		outcomes  = make(chan outcome, cfg.Concurrency)
-		tick      = time.NewTicker(time.Second)
-		ctxDone   = ctx.Done()
-	)
-	defer tick.Stop()
-	progress := func(final bool) {
-		if cfg.Progress != nil {
-			errs := make(map[string]int, len(errCounts))
-			for k, v := range errCounts {
-				errs[k] = v
-			}
-			cfg.Progress(Progress{Total: total, Done: nextWrite, Resumed: done, Running: running, Errors: errs, Started: started, Final: final})
-		}
+	s := newScheduler[pending, outcome](ctx, cfg, newResultWriter(f), sum, errCounts)
+	l := &localRun{s: s, sc: sc, items: make(chan Item, 256), reorder: map[int]outcome{},
+		nextSeq: done, window: reorderWindow(cfg.Concurrency)}
+	go l.read(newSource(list, cfg.Shard), done, lastLine)
+	if err := s.run(ctx, l); err != nil {
+		return err
 	}
-	for {
-		if !stopping {
-			for i := 0; i < len(queue) && running < cfg.Concurrency; {
-				p := queue[i]
-				if busy[p.Site] {
-					i++
-					continue
-				}
-				busy[p.Site] = true
-				running++
-				queue = append(queue[:i], queue[i+1:]...)
-				go func(p pending) { outcomes <- scanOne(ctx, sc, p) }(p)
-			}
-		}
-		if running == 0 && (stopping || (eof && len(queue) == 0)) {
-			break
-		}
-		var in <-chan Item
-		if !eof && !stopping && nextSeq < nextWrite+window {
-			in = items
-		}
-		select {
-		case it, ok := <-in:
-			if !ok {
-				eof = true
-				continue
-			}
-			queue = append(queue, pending{seq: nextSeq, Item: it})
-			nextSeq++
-		case o := <-outcomes:
-			running--
-			delete(busy, o.site)
-			if o.canceled {
-				continue
-			}
-			reorder[o.seq] = o
-			wrote := false
-			for {
-				next, ok := reorder[nextWrite]
-				if !ok {
-					break
-				}
-				delete(reorder, nextWrite)
-				if err := w.write(next.line); err != nil && failure == nil {
-					failure, stopping = err, true
-					cancel()
-				}
-				if next.errKey != "" {
-					errCounts[next.errKey]++
-				}
-				nextWrite++
-				wrote = true
-			}
-			if err := w.maybeSync(); err != nil && failure == nil {
-				failure, stopping = err, true
-				cancel()
-			}
-			if wrote {
-				progress(false)
-			}
-		case <-tick.C:
-			if err := w.maybeSync(); err != nil && failure == nil {
-				failure, stopping = err, true
-				cancel()
-			}
-			progress(false)
-		case err := <-readErr:
-			if failure == nil {
-				failure, stopping = err, true
-			}
-			cancel()
-		case <-ctxDone:
-			ctxDone, stopping = nil, true
-		}
-	}
-	if err := w.sync(); err != nil && failure == nil {
-		failure = err
-	}
-	select {
-	case err := <-readErr:
-		if failure == nil {
-			failure = err
-		}
-	default:
-	}
-	sum.Done = nextWrite
-	progress(true)
-	if failure != nil {
-		return failure
-	}
-	if nextWrite < total {
+	if sum.Done < total {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			return nil
 		}
-		return fmt.Errorf("the list yielded %d sites on this pass and %d on the first: was it changed during the survey? Run the survey again to check", nextWrite, total)
+		return fmt.Errorf("the list yielded %d sites on this pass and %d on the first: was it changed during the survey? Run the survey again to check", sum.Done, total)
 	}
 	return nil
 }
+
+// localRun is the driver of a survey of one machine: the sites come from
+// the list, in order, and their results are written in that order, which
+// makes the number of lines the point a later run resumes from.
+type localRun struct {
+	s       *scheduler[pending, outcome]
+	sc      *engine.Scanner
+	items   chan Item
+	eof     bool
+	reorder map[int]outcome // finished scans waiting for the ones before them
+	nextSeq int             // the next site's place in the shard
+	window  int             // reorderWindow
+}
+
+// read sends the shard's sites after the first done to l.items, checking
+// that the last one done is on the line the results file says.
+func (l *localRun) read(src *source, done, lastLine int) {
+	defer close(l.items)
+	n := 0
+	for {
+		it, _, err := src.next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			l.fail(fmt.Errorf("the list cannot be read: %w", err))
+			return
+		}
+		if it == nil {
+			continue
+		}
+		if n++; n <= done {
+			if n == done && it.Line != lastLine {
+				l.fail(fmt.Errorf("%w: the last result in %s is for list line %d, but the list's site number %d is on line %d; use a new --out", ErrMismatch, ResultsFile, lastLine, done, it.Line))
+				return
+			}
+			continue
+		}
+		select {
+		case l.items <- *it:
+		case <-l.s.ctx.Done():
+			return
+		}
+	}
+}
+
+func (l *localRun) fail(err error) { l.s.post(func() { l.s.stop(err) }) }
+
+// input holds the list back while the scans run more than the reorder
+// window ahead of the first result not written.
+func (l *localRun) input() <-chan Item {
+	if l.nextSeq >= l.s.sum.Done+l.window {
+		return nil
+	}
+	return l.items
+}
+
+func (l *localRun) receive(it Item, ok bool) {
+	if !ok {
+		l.eof = true
+		return
+	}
+	l.s.add(pending{seq: l.nextSeq, Item: it})
+	l.nextSeq++
+}
+
+func (l *localRun) scan(ctx context.Context, p pending) outcome { return scanOne(ctx, l.sc, p) }
+
+// done writes the results that are next in list order.
+func (l *localRun) done(_ pending, o outcome) {
+	s := l.s
+	if o.canceled {
+		return
+	}
+	l.reorder[o.seq] = o
+	wrote := false
+	for {
+		next, ok := l.reorder[s.sum.Done]
+		if !ok {
+			break
+		}
+		delete(l.reorder, s.sum.Done)
+		if err := s.out.write(next.line); err != nil {
+			s.stop(err)
+		}
+		if next.errKey != "" {
+			s.errCounts[next.errKey]++
+		}
+		s.sum.Done++
+		wrote = true
+	}
+	s.sync()
+	if wrote {
+		s.progress(false)
+	}
+}
+
+func (l *localRun) pump(time.Time)     {}
+func (l *localRun) synced(bool)        {}
+func (l *localRun) idle() bool         { return true }
+func (l *localRun) exhausted() bool    { return l.eof }
+func (l *localRun) progress(*Progress) {}
 
 // resultWriter appends lines and fsyncs them in small batches: a line the
 // process had no time to sync is lost at worst, never half-kept (resume

@@ -28,16 +28,8 @@ const redisPatience = time.Minute
 // or another.
 func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 	qc := cfg.Queue
-	if !cfg.Shard.Whole() {
-		return nil, errors.New("--shard and --queue do not go together: a queue's workers share the whole list as they go")
-	}
-	if qc.ClaimIdle <= cfg.Timeout {
-		return nil, fmt.Errorf("the idle time before a worker's entries are taken over (%s) must exceed the per-site timeout (%s)", qc.ClaimIdle, cfg.Timeout)
-	}
-	if qc.Worker != "" {
-		if err := CheckWorkerName(qc.Worker); err != nil {
-			return nil, err
-		}
+	if err := checkWorkerConfig(cfg); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("the output directory cannot be created: %w", err)
@@ -130,23 +122,44 @@ func runWorker(ctx context.Context, cfg Config) (*Summary, error) {
 		if err := w.run(ctx, f, resultsPath); err != nil || sum.Interrupted {
 			return sum, err
 		}
-		// Every site is done: the survey's end is recorded even when the
-		// worker is being stopped (an interrupt now has nothing to cut).
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
-		man.Workers, err = q.finish(fctx)
-		cancel()
-		if err != nil {
-			return sum, err
-		}
-		now := time.Now().UTC().Truncate(time.Second)
-		man.Finished = &now
-		if err := writeManifest(cfg.Out, man); err != nil {
+		if err := finishSurvey(ctx, q, cfg.Out, man); err != nil {
 			return sum, err
 		}
 	} else if cfg.Progress != nil {
 		cfg.Progress(Progress{Total: meta.Sites, Done: done, Resumed: done, Errors: map[string]int{}, Started: time.Now(), Final: true, Queue: true})
 	}
 	return sum, f.Close()
+}
+
+// checkWorkerConfig refuses the settings a queue's worker cannot run with.
+func checkWorkerConfig(cfg Config) error {
+	qc := cfg.Queue
+	if !cfg.Shard.Whole() {
+		return errors.New("--shard and --queue do not go together: a queue's workers share the whole list as they go")
+	}
+	if qc.ClaimIdle <= cfg.Timeout {
+		return fmt.Errorf("the idle time before a worker's entries are taken over (%s) must exceed the per-site timeout (%s)", qc.ClaimIdle, cfg.Timeout)
+	}
+	if qc.Worker != "" {
+		return CheckWorkerName(qc.Worker)
+	}
+	return nil
+}
+
+// finishSurvey records, once every site is done, the survey's end in
+// Redis and in the worker's manifest, even when the worker is being
+// stopped (an interrupt now has nothing to cut).
+func finishSurvey(ctx context.Context, q *redisQueue, out string, man *Manifest) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
+	workers, err := q.finish(fctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	man.Workers = workers
+	now := time.Now().UTC().Truncate(time.Second)
+	man.Finished = &now
+	return writeManifest(out, man)
 }
 
 // awaitSurvey reads the survey's account, waiting for a loader when Redis
@@ -224,13 +237,39 @@ func defaultWorkerName() string {
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(r[:])
 }
 
-// worker is the state of one run of a queue's worker.
+// worker is the state of one run of a queue's worker: the driver of its
+// scheduler.
 type worker struct {
 	cfg    Config
 	q      *redisQueue
 	sc     *engine.Scanner
 	sum    *Summary
 	notice func(string, ...any)
+
+	s *scheduler[*held, workerOutcome]
+	// ctx is the run's: reads go on under it after a failure stopped the
+	// scans (what they bring is left for the next run).
+	ctx context.Context
+	// redisCtx is the Redis calls' context: it outlives the run's a
+	// little, so that what was written is acknowledged on the way out.
+	redisCtx context.Context
+	// holding is every entry this worker read and has not acknowledged;
+	// unsynced are the IDs of the results written and not yet synced,
+	// toAck those synced and not yet acknowledged.
+	holding           map[string]*held
+	unsynced, toAck   []string
+	capacity          int // how many entries reads keep queued or under scan
+	reading, drained  bool
+	acking, renewing  bool
+	remaining         int64 // the sites of the queue not done yet (-1: not known)
+	remaining0        int64 // the first figure Redis gave
+	nextRead, nextAck time.Time
+	lastClaim         time.Time
+	lastRenew         time.Time // zero: the entries read back from this worker's pending list are renewed at once
+	lastEmpty         bool
+	redisDown         [callKinds]time.Time // per kind of call, the first of its failures in a row
+	renewEvery        time.Duration
+	claimEvery        time.Duration
 }
 
 // callKind is a kind of Redis call a worker makes as it goes.
@@ -255,7 +294,6 @@ type held struct {
 
 type workerOutcome struct {
 	outcome
-	h        *held
 	deferred bool // another worker scans a site of this domain
 	leaseErr error
 }
@@ -274,275 +312,220 @@ type fetched struct {
 // in small batches, and every Redis call in a goroutine of its own so
 // that a slow Redis never holds the scans up.
 func (w *worker) run(ctx context.Context, f *os.File, resultsPath string) error {
-	cfg, q, sum := w.cfg, w.q, w.sum
 	errCounts, pending, toAck, err := w.resumeHeld(ctx, resultsPath)
 	if err != nil {
 		return err
 	}
-	scanCtx, cancelScans := context.WithCancel(ctx)
-	defer cancelScans()
-	// Redis calls outlive ctx a little: what was written is acknowledged
-	// on the way out.
 	redisCtx, cancelRedis := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRedis()
-
-	capacity := 2 * cfg.Concurrency
-	var (
-		queue      = pending
-		holding    = map[string]*held{}
-		busy       = map[string]bool{}
-		unsynced   []string
-		running    int
-		reading    bool
-		acking     bool
-		renewing   bool
-		drained    bool
-		stopping   bool
-		failure    error
-		remaining  int64 = -1
-		remaining0 int64 = -1
-		nextRead   time.Time
-		nextAck    time.Time
-		lastClaim  time.Time
-		lastRenew  time.Time // zero: the entries read back from this worker's pending list are renewed at once
-		lastEmpty  bool
-		redisDown  [callKinds]time.Time // per kind of call, the first of its failures in a row
-		outcomes   = make(chan workerOutcome, cfg.Concurrency)
-		reads      = make(chan fetched, 1)
-		acks       = make(chan ackDone, 1)
-		renews     = make(chan error, 1)
-		tick       = time.NewTicker(100 * time.Millisecond)
-		ctxDone    = ctx.Done()
-		started    = time.Now()
-		lastProg   time.Time
-	)
-	defer tick.Stop()
+	s := newScheduler[*held, workerOutcome](ctx, w.cfg, newResultWriter(f), w.sum, errCounts)
+	s.tickEvery, s.progressEvery = 100*time.Millisecond, time.Second
+	s.queue = pending
+	w.s, w.ctx, w.redisCtx, w.toAck = s, ctx, redisCtx, toAck
+	w.holding, w.capacity = map[string]*held{}, 2*w.cfg.Concurrency
+	w.remaining, w.remaining0 = -1, -1
 	for _, h := range pending {
-		holding[h.id] = h
+		w.holding[h.id] = h
 	}
 	for _, id := range toAck {
-		holding[id] = &held{id: id}
+		w.holding[id] = &held{id: id}
 	}
-	out := newResultWriter(f)
-	renewEvery := max(q.claimIdle/4, 250*time.Millisecond)
-	claimEvery := max(q.claimIdle/2, time.Second)
-
-	// Each kind of call keeps its own clock of failures in a row, so that
-	// one that keeps failing (a lease refused by a full Redis, an ack an
-	// ACL forbids) stops the worker even while the others succeed.
-	redisFailed := func(k callKind, err error) {
-		if redisDown[k].IsZero() {
-			redisDown[k] = time.Now()
-			w.notice("%v; retrying for up to %s", err, redisPatience)
-		}
-		if time.Since(redisDown[k]) > redisPatience && failure == nil {
-			failure, stopping = fmt.Errorf("%v; stopped after %s of failed calls: run the same command to continue", err, redisPatience), true
-			cancelScans()
-		}
+	w.renewEvery = max(w.q.claimIdle/4, 250*time.Millisecond)
+	w.claimEvery = max(w.q.claimIdle/2, time.Second)
+	if err := s.run(ctx, w); err != nil {
+		return err
 	}
-	redisOK := func(k callKind) { redisDown[k] = time.Time{} }
-	stop := func(err error) {
-		if failure == nil {
-			failure = err
-		}
-		stopping = true
-		cancelScans()
-	}
-	synced := func() {
-		if out.unsynced == 0 && len(unsynced) > 0 {
-			toAck = append(toAck, unsynced...)
-			unsynced = unsynced[:0]
-		}
-	}
-	progress := func(final bool) {
-		if cfg.Progress == nil {
-			return
-		}
-		errs := make(map[string]int, len(errCounts))
-		for k, v := range errCounts {
-			errs[k] = v
-		}
-		cfg.Progress(Progress{Total: sum.Total, Done: sum.Done, Resumed: sum.Resumed, Running: running, Errors: errs,
-			Started: started, Final: final, Queue: true, Remaining: remaining, RemainingAtStart: remaining0})
-		lastProg = time.Now()
-	}
-
-	for {
-		now := time.Now()
-		if !stopping {
-			for i := 0; i < len(queue) && running < cfg.Concurrency; {
-				h := queue[i]
-				if busy[h.Site] || h.notBefore.After(now) {
-					i++
-					continue
-				}
-				busy[h.Site] = true
-				running++
-				queue = append(queue[:i], queue[i+1:]...)
-				go func(h *held) { outcomes <- w.scan(scanCtx, redisCtx, h) }(h)
-			}
-		}
-		if !stopping && !reading && !drained && now.After(nextRead) {
-			if want := capacity - len(queue) - running; want > 0 && (want >= capacity/4 || len(queue) == 0) {
-				claimNow := now.Sub(lastClaim) >= claimEvery || (lastEmpty && now.Sub(lastClaim) >= time.Second)
-				if claimNow {
-					lastClaim = now
-				}
-				reading = true
-				idle := len(queue)+running == 0
-				go func() { reads <- w.fetch(ctx, want, claimNow, idle) }()
-			}
-		}
-		if !acking && !stopping && len(toAck) > 0 && now.After(nextAck) {
-			acking = true
-			batch := append([]string(nil), toAck...)
-			toAck = toAck[:0]
-			go func() { acks <- ackDone{ids: batch, err: q.ack(redisCtx, batch)} }()
-		}
-		if !renewing && !stopping && now.Sub(lastRenew) >= renewEvery && len(holding) > 0 {
-			renewing, lastRenew = true, now
-			ids := make([]string, 0, len(holding))
-			for id := range holding {
-				ids = append(ids, id)
-			}
-			go func() { renews <- q.renew(redisCtx, ids) }()
-		}
-		if running == 0 && !reading && !acking && !renewing && (stopping || drained && len(holding) == 0) {
-			break
-		}
-		select {
-		case r := <-reads:
-			reading = false
-			if r.err != nil {
-				var qe *queueError
-				switch {
-				case stopping || errors.Is(r.err, context.Canceled):
-				case errors.As(r.err, &qe):
-					nextRead = time.Now().Add(time.Second)
-					redisFailed(callRead, r.err)
-				default:
-					stop(r.err) // an entry agentready did not write
-				}
-				continue
-			}
-			redisOK(callRead)
-			if lastEmpty = len(r.items) == 0; lastEmpty {
-				nextRead = time.Now().Add(250 * time.Millisecond)
-			}
-			if remaining = r.remaining; remaining0 < 0 {
-				remaining0 = remaining
-			}
-			if stopping {
-				continue // read after the stop: the next run reads them back
-			}
-			for _, id := range r.gone {
-				if holding[id] == nil {
-					holding[id] = &held{id: id}
-					toAck = append(toAck, id)
-				}
-			}
-			takenOver := 0
-			for _, h := range r.items {
-				if holding[h.id] == nil {
-					holding[h.id] = h
-					queue = append(queue, h)
-					if h.claimed {
-						takenOver++
-					}
-				}
-			}
-			if takenOver > 0 {
-				if sum.Queue.TakenOver == 0 {
-					w.notice("taking over the entries other workers have held untouched for %s (stopped or killed workers)", q.claimIdle)
-				}
-				sum.Queue.TakenOver += takenOver
-			}
-			drained = r.drained
-		case o := <-outcomes:
-			running--
-			delete(busy, o.h.Site)
-			switch {
-			case o.canceled:
-				continue
-			case o.leaseErr != nil:
-				redisFailed(callLease, o.leaseErr)
-				fallthrough
-			case o.deferred:
-				if o.leaseErr == nil {
-					redisOK(callLease) // the lease was asked for, and held by another worker
-				}
-				o.h.backoff = min(max(2*o.h.backoff, 250*time.Millisecond), 2*time.Second)
-				o.h.notBefore = time.Now().Add(o.h.backoff)
-				queue = append(queue, o.h)
-				continue
-			}
-			redisOK(callLease)
-			if err := out.write(o.line); err != nil {
-				stop(err)
-				continue
-			}
-			unsynced = append(unsynced, o.h.id)
-			if o.errKey != "" {
-				errCounts[o.errKey]++
-			}
-			sum.Done++
-			if err := out.maybeSync(); err != nil {
-				stop(err)
-			}
-			synced()
-		case a := <-acks:
-			acking = false
-			if a.err != nil {
-				toAck = append(toAck, a.ids...)
-				nextAck = time.Now().Add(time.Second)
-				redisFailed(callAck, a.err)
-				continue
-			}
-			redisOK(callAck)
-			nextAck = time.Time{}
-			for _, id := range a.ids {
-				delete(holding, id)
-			}
-		case err := <-renews:
-			renewing = false
-			if err != nil {
-				redisFailed(callRenew, err)
-			} else {
-				redisOK(callRenew)
-			}
-		case <-tick.C:
-			if err := out.maybeSync(); err != nil {
-				stop(err)
-			}
-			synced()
-			if time.Since(lastProg) >= time.Second {
-				progress(false)
-			}
-		case <-ctxDone:
-			ctxDone = nil
-			stop(nil)
-		}
-	}
-	if err := out.sync(); err != nil && failure == nil {
-		failure = err
-	} else if err == nil {
-		synced()
-		if len(toAck) > 0 {
-			// What is on disk is acknowledged now, or read back from this
-			// worker's pending entries by its next run.
-			actx, cancel := context.WithTimeout(redisCtx, 5*time.Second)
-			_ = q.ack(actx, toAck)
-			cancel()
-		}
-	}
-	progress(true)
-	if failure != nil {
-		return failure
-	}
-	if ctx.Err() != nil && !drained {
-		sum.Interrupted = true
+	if ctx.Err() != nil && !w.drained {
+		w.sum.Interrupted = true
 	}
 	return nil
+}
+
+// redisFailed counts a failed call. Each kind of call keeps its own clock
+// of failures in a row, so that one that keeps failing (a lease refused by
+// a full Redis, an ack an ACL forbids) stops the worker even while the
+// others succeed.
+func (w *worker) redisFailed(k callKind, err error) {
+	if w.redisDown[k].IsZero() {
+		w.redisDown[k] = time.Now()
+		w.notice("%v; retrying for up to %s", err, redisPatience)
+	}
+	if time.Since(w.redisDown[k]) > redisPatience && w.s.failure == nil {
+		w.s.stop(fmt.Errorf("%v; stopped after %s of failed calls: run the same command to continue", err, redisPatience))
+	}
+}
+
+func (w *worker) redisOK(k callKind) { w.redisDown[k] = time.Time{} }
+
+// pump starts the Redis calls that are due: a read when the entries held
+// run low, an ack of what is synced, a renewal of the entries held.
+func (w *worker) pump(now time.Time) {
+	s, q := w.s, w.q
+	if !w.reading && !w.drained && now.After(w.nextRead) {
+		if want := w.capacity - len(s.queue) - s.running; want > 0 && (want >= w.capacity/4 || len(s.queue) == 0) {
+			claimNow := now.Sub(w.lastClaim) >= w.claimEvery || (w.lastEmpty && now.Sub(w.lastClaim) >= time.Second)
+			if claimNow {
+				w.lastClaim = now
+			}
+			w.reading = true
+			idle := len(s.queue)+s.running == 0
+			go func() {
+				r := w.fetch(w.ctx, want, claimNow, idle)
+				s.post(func() { w.read(r) })
+			}()
+		}
+	}
+	if !w.acking && len(w.toAck) > 0 && now.After(w.nextAck) {
+		w.acking = true
+		batch := append([]string(nil), w.toAck...)
+		w.toAck = w.toAck[:0]
+		go func() {
+			err := q.ack(w.redisCtx, batch)
+			s.post(func() { w.acked(batch, err) })
+		}()
+	}
+	if !w.renewing && now.Sub(w.lastRenew) >= w.renewEvery && len(w.holding) > 0 {
+		w.renewing, w.lastRenew = true, now
+		ids := make([]string, 0, len(w.holding))
+		for id := range w.holding {
+			ids = append(ids, id)
+		}
+		go func() {
+			err := q.renew(w.redisCtx, ids)
+			s.post(func() { w.renewed(err) })
+		}()
+	}
+}
+
+// read takes a read's entries into the queue.
+func (w *worker) read(r fetched) {
+	s := w.s
+	w.reading = false
+	if r.err != nil {
+		var qe *queueError
+		switch {
+		case s.stopping || errors.Is(r.err, context.Canceled):
+		case errors.As(r.err, &qe):
+			w.nextRead = time.Now().Add(time.Second)
+			w.redisFailed(callRead, r.err)
+		default:
+			s.stop(r.err) // an entry agentready did not write
+		}
+		return
+	}
+	w.redisOK(callRead)
+	if w.lastEmpty = len(r.items) == 0; w.lastEmpty {
+		w.nextRead = time.Now().Add(250 * time.Millisecond)
+	}
+	if w.remaining = r.remaining; w.remaining0 < 0 {
+		w.remaining0 = w.remaining
+	}
+	if s.stopping {
+		return // read after the stop: the next run reads them back
+	}
+	for _, id := range r.gone {
+		if w.holding[id] == nil {
+			w.holding[id] = &held{id: id}
+			w.toAck = append(w.toAck, id)
+		}
+	}
+	takenOver := 0
+	for _, h := range r.items {
+		if w.holding[h.id] == nil {
+			w.holding[h.id] = h
+			s.add(h)
+			if h.claimed {
+				takenOver++
+			}
+		}
+	}
+	if takenOver > 0 {
+		if w.sum.Queue.TakenOver == 0 {
+			w.notice("taking over the entries other workers have held untouched for %s (stopped or killed workers)", w.q.claimIdle)
+		}
+		w.sum.Queue.TakenOver += takenOver
+	}
+	w.drained = r.drained
+}
+
+func (w *worker) acked(ids []string, err error) {
+	w.acking = false
+	if err != nil {
+		w.toAck = append(w.toAck, ids...)
+		w.nextAck = time.Now().Add(time.Second)
+		w.redisFailed(callAck, err)
+		return
+	}
+	w.redisOK(callAck)
+	w.nextAck = time.Time{}
+	for _, id := range ids {
+		delete(w.holding, id)
+	}
+}
+
+func (w *worker) renewed(err error) {
+	w.renewing = false
+	if err != nil {
+		w.redisFailed(callRenew, err)
+	} else {
+		w.redisOK(callRenew)
+	}
+}
+
+// done writes a scan's result, or puts the entry back in the queue, for
+// later, when another worker holds its domain.
+func (w *worker) done(h *held, o workerOutcome) {
+	s := w.s
+	switch {
+	case o.canceled:
+		return
+	case o.leaseErr != nil:
+		w.redisFailed(callLease, o.leaseErr)
+		fallthrough
+	case o.deferred:
+		if o.leaseErr == nil {
+			w.redisOK(callLease) // the lease was asked for, and held by another worker
+		}
+		h.backoff = min(max(2*h.backoff, 250*time.Millisecond), 2*time.Second)
+		h.notBefore = time.Now().Add(h.backoff)
+		s.add(h)
+		return
+	}
+	w.redisOK(callLease)
+	if err := s.out.write(o.line); err != nil {
+		s.stop(err)
+		return
+	}
+	w.unsynced = append(w.unsynced, h.id)
+	if o.errKey != "" {
+		s.errCounts[o.errKey]++
+	}
+	w.sum.Done++
+	s.sync()
+}
+
+// synced moves the results on disk to the entries to acknowledge; after
+// the loop, it acknowledges them at once, or the next run reads them back
+// from this worker's pending entries.
+func (w *worker) synced(last bool) {
+	if w.s.out.unsynced == 0 && len(w.unsynced) > 0 {
+		w.toAck = append(w.toAck, w.unsynced...)
+		w.unsynced = w.unsynced[:0]
+	}
+	if last && len(w.toAck) > 0 {
+		actx, cancel := context.WithTimeout(w.redisCtx, 5*time.Second)
+		_ = w.q.ack(actx, w.toAck)
+		cancel()
+	}
+}
+
+func (w *worker) input() <-chan Item { return nil }
+func (w *worker) receive(Item, bool) {}
+func (w *worker) idle() bool         { return !w.reading && !w.acking && !w.renewing }
+func (w *worker) exhausted() bool    { return w.drained && len(w.holding) == 0 }
+
+func (w *worker) progress(p *Progress) {
+	p.Queue, p.Remaining, p.RemainingAtStart = true, w.remaining, w.remaining0
 }
 
 type ackDone struct {
@@ -596,15 +579,15 @@ func (w *worker) fetch(ctx context.Context, want int, claim, idle bool) fetched 
 
 // scan takes the site's domain for this worker (no other worker scans a
 // site of it meanwhile), scans it, and gives the domain back.
-func (w *worker) scan(scanCtx, redisCtx context.Context, h *held) workerOutcome {
-	o := workerOutcome{h: h}
+func (w *worker) scan(scanCtx context.Context, h *held) workerOutcome {
+	var o workerOutcome
 	token := w.q.worker + " " + h.id
 	ok, err := w.q.lease(scanCtx, h.Site, token)
 	switch {
 	case scanCtx.Err() != nil:
 		o.canceled = true
 		if ok {
-			_ = w.q.release(redisCtx, h.Site, token)
+			_ = w.q.release(w.redisCtx, h.Site, token)
 		}
 		return o
 	case err != nil:
@@ -615,7 +598,7 @@ func (w *worker) scan(scanCtx, redisCtx context.Context, h *held) workerOutcome 
 		return o
 	}
 	o.outcome = scanOne(scanCtx, w.sc, pending{Item: h.Item})
-	_ = w.q.release(redisCtx, h.Site, token) // or it lapses after the site's timeout
+	_ = w.q.release(w.redisCtx, h.Site, token) // or it lapses after the site's timeout
 	return o
 }
 
