@@ -16,6 +16,7 @@ import (
 // stale one would test, and deploy, old code. The flags are the Makefile's
 // (-buildvcs=false keeps the module the same whatever else the tree holds).
 func TestBuildIsCurrent(t *testing.T) {
+	testenv.Quick(t, "the check that build/worker is current (make test builds it first)")
 	root := testenv.RepoRoot()
 	dir := filepath.Join(root, "build", "worker")
 	if _, err := os.Stat(filepath.Join(dir, "app.wasm")); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/repo"
 	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 // gatherSite runs the web plan over a fixture site served on loopback.
@@ -54,6 +55,7 @@ func runRecording(c *Check, set *gather.Set, read map[string]bool) (err error) {
 // A stale Requires would either crash a check at run time or hide a real
 // dependency from the driver.
 func TestRequiresAreExact(t *testing.T) {
+	testenv.Quick(t, "the exhaustive requires check (every check over every fixture site with each artifact withheld)")
 	var sets []*gather.Set
 	sites, _ := filepath.Glob("../../testdata/sites/*/_expect.json")
 	if len(sites) < 5 {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/signal"
+	"github.com/agentready/agentready/internal/testenv"
 )
 
 var signalNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -27,6 +28,7 @@ func runSignalRecording(s *Signal, set *gather.Set, read map[string]bool) (err e
 // Every signal's Requires is exact over the signal fixture sites and the
 // fixture websites: nothing read undeclared, everything declared read.
 func TestSignalRequiresAreExact(t *testing.T) {
+	testenv.Quick(t, "the exhaustive requires check of the signals")
 	dirs, _ := filepath.Glob("../../testdata/signals/*/index.html")
 	sites, _ := filepath.Glob("../../testdata/sites/*/_expect.json")
 	if len(dirs) < 5 || len(sites) < 5 {
