@@ -76,7 +76,7 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 
-# go test -json through internal/testsummary: package lines, failed tests in
+# go test -json through internal/tools/testsummary: package lines, failed tests in
 # full, then "N passed, N failed, N skipped" alone on a line and every skip
 # with its reason. Exits non-zero when a test or a build failed.
 # Packages run one at a time (-p 1): several start their own servers, origin
@@ -84,7 +84,7 @@ vet:
 # starve each other past the deadlines their tests poll with (the monitor
 # kill tests' runs fell behind their cadence).
 unit:
-	$(GO) run ./internal/testsummary -go $(GO) -race -count=1 -p 1 ./...
+	$(GO) run ./internal/tools/testsummary -go $(GO) -race -count=1 -p 1 ./...
 
 # Each fuzz target briefly (FUZZTIME=2s), found in the test files (internal/tools/fuzzall:
 # every func FuzzX(f *testing.F), none to register); `make fuzz-long` runs them for a minute

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts or stops a Redis Cluster of three masters (no replicas) on loopback,
 # from Debian's redis-server, for the tests that run against a Cluster
-# (REDIS_CLUSTER_URL, found through internal/testenv).
+# (REDIS_CLUSTER_URL, found through internal/testing/testenv).
 #
 #   .ci/redis-cluster.sh start    prints the Cluster's REDIS_URL form:
 #                                 redis://127.0.0.1:17001,127.0.0.1:17002,127.0.0.1:17003

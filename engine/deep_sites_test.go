@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 // deepDir holds the deep scan's fixture sites: each one a site that

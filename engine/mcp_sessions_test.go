@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // statefulMCP is tests/node/statefulmcp.mjs: a stateful Streamable HTTP

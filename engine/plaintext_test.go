@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/signal"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 // Every fixture site, signal site and deep fixture is deep-scanned (which

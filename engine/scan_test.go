@@ -23,7 +23,7 @@ import (
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

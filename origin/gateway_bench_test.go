@@ -10,7 +10,7 @@ import (
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/facilitator"
+	"github.com/agentready/agentready/internal/testing/facilitator"
 	"github.com/agentready/agentready/origin"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentready/agentready/edge/x402"
-	"github.com/agentready/agentready/internal/facilitator"
-	"github.com/agentready/agentready/internal/sse"
+	"github.com/agentready/agentready/internal/testing/facilitator"
+	"github.com/agentready/agentready/internal/testing/sse"
 	"github.com/agentready/agentready/origin"
 )
 

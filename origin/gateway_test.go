@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/edge/x402"
-	"github.com/agentready/agentready/internal/facilitator"
-	"github.com/agentready/agentready/internal/sse"
+	"github.com/agentready/agentready/internal/testing/facilitator"
+	"github.com/agentready/agentready/internal/testing/sse"
 	"github.com/agentready/agentready/origin"
 )
 

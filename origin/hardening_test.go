@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/identity"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/redistest"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/redistest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )

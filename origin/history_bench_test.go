@@ -12,7 +12,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/webhook"

@@ -15,7 +15,7 @@ import (
 	"github.com/agentready/agentready/edge/native"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/monitor"

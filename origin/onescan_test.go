@@ -17,9 +17,9 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/sse"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/sse"
 	"github.com/agentready/agentready/origin"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/agentready/agentready/edge/x402"
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/facilitator"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/facilitator"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/monitor"
 	"github.com/agentready/agentready/webhook"

@@ -15,8 +15,8 @@ import (
 
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/facilitator"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/facilitator"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
 )

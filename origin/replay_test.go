@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/identity"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )

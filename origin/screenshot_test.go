@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
 )

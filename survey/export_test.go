@@ -3,7 +3,7 @@ package survey
 import (
 	"testing"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // QueueURLs are the Redis servers the queue's tests run against: the one

@@ -17,7 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agentready/agentready/internal/synthweb"
+	"github.com/agentready/agentready/internal/testing/synthweb"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/survey"
 )

@@ -26,7 +26,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/agentready/agentready/internal/synthweb"
+	"github.com/agentready/agentready/internal/testing/synthweb"
 	"github.com/agentready/agentready/survey"
 )
 

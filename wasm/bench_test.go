@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // The host's cost per request, in-process (no client, no listener): what the

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // The tests run the module built from the sources in the tree, never a

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgetest"
 )
 
 // A request that waits in a host call holds its instance: a badge for a

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 func start(t *testing.T, env map[string]string) string {

@@ -24,10 +24,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentready/agentready/bench/internal/benchkit"
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/ratelimit"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/origin/store"
 )
 

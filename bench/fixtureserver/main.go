@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 func main() {

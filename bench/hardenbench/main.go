@@ -27,9 +27,9 @@ import (
 	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/redistest"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/redistest"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )

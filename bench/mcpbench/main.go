@@ -25,7 +25,7 @@ import (
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )

@@ -46,7 +46,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/bench/internal/benchkit"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 var (

@@ -22,7 +22,7 @@ import (
 	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 func main() {

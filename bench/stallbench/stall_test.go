@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 func module(b *testing.B) []byte {

@@ -43,7 +43,7 @@ import (
 	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/synthweb"
+	"github.com/agentready/agentready/internal/testing/synthweb"
 	"github.com/agentready/agentready/survey"
 )
 

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 func site(t *testing.T, name string) string {

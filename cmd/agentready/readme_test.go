@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 var updateREADME = flag.Bool("update", false, "rewrite the generated examples in README.md (make docs)")

@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const repos = "../../testdata/repos"

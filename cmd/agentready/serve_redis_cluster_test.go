@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/internal/redisurl"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/redis/go-redis/v9"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/redistest"
+	"github.com/agentready/agentready/internal/testing/redistest"
 )
 
 // What serve warns about at start, for each setting that works but leaves

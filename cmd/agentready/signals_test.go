@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 func signalSite(t *testing.T, name string) string {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/survey"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/webhook"
 )
 

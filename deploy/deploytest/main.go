@@ -55,7 +55,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentready/agentready/internal/sse"
+	"github.com/agentready/agentready/internal/testing/sse"
 )
 
 var (

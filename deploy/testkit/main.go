@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 // Delivery is one request the receiver took.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current renderer")

@@ -3,8 +3,8 @@ package native_test
 import (
 	"testing"
 
-	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgetest"
 )
 
 func start(t *testing.T, env map[string]string) string {

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agentready/agentready/internal/ratelimit"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // A real Redis Cluster (REDIS_CLUSTER_URL, .ci/redis-cluster.sh start):

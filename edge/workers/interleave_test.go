@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentready/agentready/edge/badge"
 	"github.com/agentready/agentready/edge/identity"
-	"github.com/agentready/agentready/internal/edgetest"
+	"github.com/agentready/agentready/internal/testing/edgetest"
 )
 
 // gate is an origin that holds requests: it answers none of the held ones

@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/workers"
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // scanStep is what a caller sees of one scan's allowance.

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge"
-	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const edgeSecret = "workerd-test-edge-secret-0123456789"

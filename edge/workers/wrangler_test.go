@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // wrangler (pinned in tests/node) accepts the repository's wrangler.toml and

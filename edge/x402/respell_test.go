@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/edge/x402"
-	"github.com/agentready/agentready/internal/facilitator"
+	"github.com/agentready/agentready/internal/testing/facilitator"
 )
 
 // A spent transaction re-spelled to look like a new payment: every

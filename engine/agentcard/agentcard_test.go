@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const corpus = "../../../shared/corpus/a2a/" // fuzz seeds only; tests use testenv.Shared

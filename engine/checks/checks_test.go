@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/checks.md")

@@ -10,7 +10,7 @@ import (
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/signal"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 var signalNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)

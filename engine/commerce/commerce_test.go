@@ -10,7 +10,7 @@ import (
 	"github.com/agentready/agentready/engine/openapi"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/signal"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const corpus = "../../../shared/corpus/" // fuzz seeds only; tests use testenv.Shared

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 func TestA2AInterfaces(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/openapi"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // planOf is what the probes take from doc, loaded by engine/openapi as the

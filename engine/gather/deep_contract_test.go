@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 // declString is one declaration, compactly: kind url|header [scopes] !invalid ×crosssite.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 func TestSitemapLocs(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const corpus = "../../../shared/corpus/mcp/" // fuzz seeds only; tests use testenv.Shared

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const corpus = "../../../shared/corpus/robots/" // fuzz seeds only; tests use testenv.Shared

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const corpus = "../../../shared/corpus/identity/" // fuzz seeds only; tests use testenv.Shared

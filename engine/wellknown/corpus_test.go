@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/engine/linkset"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // Every document in ../shared/corpus/wellknown has its row: the parser the

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/store"
 )
 

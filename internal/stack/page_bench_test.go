@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/store"
 )
 

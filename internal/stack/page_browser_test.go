@@ -18,9 +18,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/edgetest"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // browserEnv: two free scans a day and a payee, so the third scan is the

@@ -16,9 +16,9 @@ import (
 
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/edgetest"
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 // reportEnv gives anonymous callers enough scans for a site's history.

@@ -18,9 +18,9 @@ import (
 
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/facilitator"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/facilitator"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 const e2ePayee = "AgentreadyE2EPayee1111111111111111111111111"

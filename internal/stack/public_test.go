@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/redistest"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/redistest"
 	"github.com/agentready/agentready/origin/store"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/agentready/agentready/internal/fixture"
 	"github.com/agentready/agentready/internal/stack"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/browser"
 )
 

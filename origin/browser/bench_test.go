@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // serveFullSite serves testdata/sites/full (the fixture that does nearly

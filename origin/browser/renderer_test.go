@@ -16,7 +16,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 func fixtureSite(t *testing.T, name string) *fixture.Site {

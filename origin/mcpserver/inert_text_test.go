@@ -20,8 +20,8 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 var (

@@ -16,7 +16,7 @@ import (
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/store"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/facilitator"
+	"github.com/agentready/agentready/internal/testing/facilitator"
 	"github.com/agentready/agentready/origin/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/redistest"
+	"github.com/agentready/agentready/internal/testing/redistest"
 )
 
 func TestBreakerStates(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/internal/redisurl"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -19,8 +19,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/internal/redistest"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/redistest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // backends returns every backend the conformance suite runs against: the

@@ -18,7 +18,7 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 // the 402 carries extra.recentBlockhash, for a recent blockhash, so it
 // cannot build a payment offline; and the transaction it builds would be
 // refused anyway by the local facilitator the tests run
-// (internal/facilitator), which settles readable test tokens instead of
+// (internal/testing/facilitator), which settles readable test tokens instead of
 // signed transactions, there being no chain to land them on. So this scheme
 // client stands in for it, the rest of the client being the official one:
 // it speaks the same SchemeNetworkClient interface, returns the same shapes

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 // LoopbackScanner is a scanner that may reach fixture sites on loopback (any

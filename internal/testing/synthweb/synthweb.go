@@ -6,7 +6,7 @@
 // synthweb.json for the rest), so the adoption report of a survey over the
 // first n sites is known before the survey runs (Expected).
 //
-// The sites are the project's fixture sites (internal/fixture) answering
+// The sites are the project's fixture sites (internal/testing/fixture) answering
 // under many names, plus kinds no fixture site has: slow (every answer
 // delayed), hung (answers nothing), redirecting to another site, and names
 // that do not resolve.
@@ -26,7 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentready/agentready/internal/fixture"
+	"github.com/agentready/agentready/internal/testing/fixture"
 )
 
 // Kind is what a synthetic site does.

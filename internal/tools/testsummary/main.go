@@ -1,5 +1,5 @@
 // Command testsummary runs `go test -json` with the arguments it is given
-// (make test's unit step: go run ./internal/testsummary -race -count=1 ./...)
+// (make test's unit step: go run ./internal/tools/testsummary -race -count=1 ./...)
 // and prints what a person needs from a long run instead of thousands of
 // lines: each package's closing line as go test prints it (ok, FAIL, ?), the
 // output of every failed test in full as it fails, and at the end

@@ -30,6 +30,8 @@ var rules = []rule{
 		why: "the error vocabulary is shared by every side and depends on nothing"},
 	{scope: "origin", forbidden: []string{"cmd", "wasm", "internal/stack"},
 		why: "cmd wires packages together; the origin does not depend on its wiring"},
+	{scope: "cmd", forbidden: []string{"internal/testing", "internal/e2e", "internal/tools", "bench"},
+		why: "test rigs, end-to-end suites and developer tools are not shipped: nothing a binary links may import them"},
 	{scope: "webhook", forbidden: []string{""}, allowed: []string{"webhook"},
 		why: "receivers import the webhook package: only the standard library and the Standard Webhooks library (webhook/TestDependencies checks the rest)"},
 }
@@ -89,4 +91,24 @@ func forbidden(dep string, r rule) bool {
 		}
 	}
 	return false
+}
+
+// The rule for the binaries forbids the rigs and tools wherever they sit
+// under their trees, and nothing a binary needs.
+func TestBinariesRuleNamesTheRigs(t *testing.T) {
+	var cmd rule
+	for _, r := range rules {
+		if r.scope == "cmd" {
+			cmd = r
+		}
+	}
+	for dep, want := range map[string]bool{
+		"internal/testing/fixture": true, "internal/testing/testenv": true, "internal/e2e/monitorkill": true,
+		"internal/tools/testsummary": true, "bench/internal/benchkit": true,
+		"internal/stack": false, "internal/version": false, "origin/store": false, "engine/fetch": false,
+	} {
+		if got := forbidden(dep, cmd); got != want {
+			t.Errorf("a binary depending on %s: forbidden %v, want %v", dep, got, want)
+		}
+	}
 }

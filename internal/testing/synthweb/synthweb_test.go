@@ -15,12 +15,12 @@ import (
 // Every kind of synthetic site, scanned alone, gets exactly its pinned
 // verdicts: the pins the bench and the survey tests count from are true.
 func TestEveryKindGetsItsPinnedVerdicts(t *testing.T) {
-	w, err := Start("../../testdata")
+	w, err := Start("../../../testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	exp, err := LoadExpectations("../../testdata")
+	exp, err := LoadExpectations("../../../testdata")
 	if err != nil {
 		t.Fatal(err)
 	}

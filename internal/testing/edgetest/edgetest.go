@@ -31,8 +31,8 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/wellknown"
-	"github.com/agentready/agentready/internal/fixture"
-	"github.com/agentready/agentready/internal/testenv"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // Keys and settings the table configures.
