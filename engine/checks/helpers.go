@@ -145,3 +145,19 @@ func hasAPI(in gather.Source) bool {
 	spec, cat := gather.Get(in, gather.Spec), gather.Get(in, gather.Catalog)
 	return spec.Spec != nil || cat.Linkset != nil
 }
+
+func first[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func hasRel(rels []string, r string) bool {
+	for _, x := range rels {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/mcpcard"
 	"github.com/agentready/agentready/engine/openapi"
 )
 
@@ -279,41 +278,4 @@ func cachingHeaders(in gather.Source) Outcome {
 		miss = append(miss, fmt.Sprintf("a conditional request got %d instead of 304", status))
 	}
 	return partial("Caching is incomplete: "+strings.Join(miss, "; ")+".", "", det, at(home))
-}
-
-func mcpToolQuality(in gather.Source) Outcome {
-	doc := gather.Get(in, gather.MCPCard)
-	if doc.Card == nil {
-		return na("No MCP server card was found.")
-	}
-	p := doc.Probe
-	tools, source := p.Tools, p.ToolsSource
-	if len(tools) == 0 && len(doc.Card.Tools) > 0 {
-		tools, source = doc.Card.Tools, "card"
-	}
-	if len(tools) == 0 {
-		if p.Modern || p.Legacy {
-			return fail("The MCP server answers but lists no tools.", "", nil)
-		}
-		return na("The server card lists no tools and its endpoint could not be asked.")
-	}
-	good := 0
-	problems := map[string][]string{}
-	for _, t := range tools {
-		if ok, why := mcpcard.Grade(t); ok {
-			good++
-		} else if len(problems) < 20 {
-			problems[t.Name] = why
-		}
-	}
-	ratio := float64(good) / float64(len(tools))
-	det := map[string]any{"tools": len(tools), "wellDescribed": good, "source": source, "problems": problems}
-	msg := fmt.Sprintf("%d of %d MCP tools (from the %s) are well described", good, len(tools), source)
-	switch {
-	case ratio >= 0.8:
-		return pass(msg+".", det, p.Endpoint)
-	case ratio >= 0.4:
-		return partial(msg+".", "", det, p.Endpoint)
-	}
-	return fail(msg+".", "", det)
 }

@@ -62,44 +62,6 @@ func init() {
 const starterOrganization = `<script type="application/ld+json">{"@context":"https://schema.org","@type":"Organization",` +
 	`"name":"{name}","url":"{origin}/","logo":"{origin}/logo.png"}</script>`
 
-func googlebot(in gather.Source) Outcome {
-	rb := gather.Get(in, gather.Robots)
-	r := rb.Resp
-	if r.Err != nil || r.Status >= 500 {
-		return fail("robots.txt is unreachable ("+absence(r)+"), which tells Googlebot to crawl nothing.", "Make /robots.txt answer 200 or 404.", probeOf(r))
-	}
-	if rb.File == nil {
-		return pass("There is no robots.txt, so Googlebot may crawl everything.", nil, "")
-	}
-	d := rb.File.Check("Googlebot", "/")
-	det := map[string]any{"explicitGroup": d.Explicit}
-	where := at(r)
-	if d.Rule != nil {
-		det["rule"] = fmt.Sprintf("%s: %s", map[bool]string{true: "Allow", false: "Disallow"}[d.Rule.Allow], d.Rule.Pattern)
-		where += fmt.Sprintf("#L%d", d.Rule.Line)
-	}
-	if d.Allowed {
-		return pass("robots.txt lets Googlebot crawl the homepage.", det, where)
-	}
-	return Outcome{Status: "fail", Message: "robots.txt blocks Googlebot from the homepage.", Details: det, FoundAt: where}
-}
-
-func googleExtended(in gather.Source) Outcome {
-	rb := gather.Get(in, gather.Robots)
-	if rb.File == nil {
-		return fail(robotsMissing(rb)+", so no Google-Extended policy is stated.", "", nil)
-	}
-	if !rb.File.NamesExplicitly("Google-Extended") {
-		return fail("robots.txt has no group for Google-Extended.", "", nil)
-	}
-	d := rb.File.Check("Google-Extended", "/")
-	policy := "allows"
-	if !d.Allowed {
-		policy = "blocks"
-	}
-	return pass("robots.txt states a Google-Extended policy: it "+policy+" Gemini training and grounding.", map[string]bool{"allowed": d.Allowed}, at(rb.Resp))
-}
-
 var maxSnippetZero = regexp.MustCompile(`max-snippet\s*:\s*0\b`)
 
 // indexRule is one robots directive that limits what search engines do
@@ -185,33 +147,6 @@ func ruleStrings(rules []indexRule) []string {
 		out = append(out, r.String())
 	}
 	return out
-}
-
-func sitemap(in gather.Source) Outcome {
-	sm, rb := gather.Get(in, gather.Sitemap), gather.Get(in, gather.Robots)
-	r, info := sm.Resp, sm.Info
-	valid := info.Kind.IsSitemap() && info.Valid
-	relative := false
-	if rb.File != nil {
-		for _, s := range rb.File.Sitemaps {
-			if u, err := url.Parse(s); err == nil && !u.IsAbs() {
-				relative = true
-			}
-		}
-	}
-	det := map[string]any{"url": sm.URL, "declared": sm.Declared, "kind": info.Kind, "entries": info.Entries}
-	if relative {
-		det["note"] = "robots.txt uses a relative Sitemap URL; it was resolved against robots.txt, but the format asks for an absolute URL"
-	}
-	switch {
-	case valid && sm.Declared:
-		return pass(fmt.Sprintf("robots.txt declares a %s sitemap with %s.", info.Kind, plural(info.Entries, "entry", "entries")), det, at(r))
-	case valid:
-		return partial("A valid /sitemap.xml exists but robots.txt does not declare it.", "Add `Sitemap: "+gather.SiteOf(in).Origin+"/sitemap.xml` to robots.txt.", det, at(r))
-	case sm.Declared:
-		return partial("robots.txt declares "+sm.URL+", but it is not a valid sitemap ("+absence(r)+").", "Make the declared sitemap URL serve a valid urlset or sitemapindex.", det, at(r))
-	}
-	return fail("No sitemap: robots.txt declares none and /sitemap.xml is not a sitemap ("+absence(r)+").", "", det)
 }
 
 func https(in gather.Source) Outcome {
