@@ -12,6 +12,7 @@ import (
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // Admits answers before a scan, without a request to the site, whether a
@@ -26,7 +27,7 @@ func TestAdmits(t *testing.T) {
 	closedURL := "http://" + closed.Addr().String() + "/"
 	closed.Close()
 
-	local := engine.New(engine.Options{Fetch: fetch.Config{RequestTimeout: 2 * time.Second, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	local := engine.New(engine.Options{Fetch: fetch.Config{RequestTimeout: 2 * time.Second, Policy: loopback.Policy()}})
 	hosted := engine.New(engine.Options{})
 	for _, c := range []struct {
 		name string

@@ -12,6 +12,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // A /docs page that starts and never finishes does not make 1.5 pass: the
@@ -19,7 +20,7 @@ import (
 // timeout, not the deadline.
 func TestDrippingDocsPageIsNotDocumentation(t *testing.T) {
 	site := startSite(t, "docsdrip")
-	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{RequestTimeout: time.Second, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{RequestTimeout: time.Second, Policy: loopback.Policy()}})
 	start := time.Now()
 	res, err := sc.Scan(context.Background(), site.URL, nil)
 	if err != nil {
@@ -92,7 +93,7 @@ func bigSite(t *testing.T, n int) *httptest.Server {
 // is partial, saying why, when they do not.
 func TestDocumentsOverTheCapAreReportedAsCut(t *testing.T) {
 	srv := bigSite(t, 200<<10)
-	policy := fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}
+	policy := loopback.Policy()
 	roomy := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: policy}})
 	tight := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{MaxBody: 100 << 10, Policy: policy}})
 	whole, err := roomy.Scan(context.Background(), srv.URL, nil)
@@ -167,7 +168,7 @@ func TestScanWaitingForMemoryEndsHonestly(t *testing.T) {
 	const requestTimeout = time.Minute
 	sc := engine.New(engine.Options{Deadline: requestTimeout, Fetch: fetch.Config{
 		RequestTimeout: requestTimeout, SharedBodyBytes: 1 << 20, FreeScanBytes: 64 << 10,
-		Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+		Policy: loopback.Policy()}})
 	go sc.Scan(context.Background(), hog.URL, nil)
 	select {
 	case <-docsAsked: // the homepage was read whole: its memory is held
@@ -194,7 +195,7 @@ func TestScanWaitingForMemoryEndsHonestly(t *testing.T) {
 // the tool does not validate its beginning as if it were the document.
 func TestFetchDocumentSaysWhenCut(t *testing.T) {
 	site := startSite(t, "docsdrip")
-	sc := engine.New(engine.Options{Fetch: fetch.Config{RequestTimeout: 300 * time.Millisecond, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{RequestTimeout: 300 * time.Millisecond, Policy: loopback.Policy()}})
 	d, err := sc.FetchDocument(context.Background(), site.URL+"/docs", "text/html")
 	if err != nil {
 		t.Fatal(err)

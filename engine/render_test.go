@@ -14,6 +14,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 const serverHTML = `<!doctype html><html><head><title>Shop</title>
@@ -93,7 +94,7 @@ func TestScanWithRenderer(t *testing.T) {
 	fr := &fakeRenderer{page: &engine.RenderedPage{FinalURL: site.URL + "/", HTML: renderedHTML, ConsoleErrors: []string{"boom"},
 		Tools: []report.WebMCPTool{{Name: "search", API: "navigator.modelContext.registerTool"}}}}
 	sc := engine.New(engine.Options{Deadline: 20 * time.Second, Renderer: fr,
-		Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+		Fetch: fetch.Config{Policy: loopback.Policy()}})
 	res, err := sc.Scan(context.Background(), site.URL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestScanWithRenderer(t *testing.T) {
 	} {
 		fr = &fakeRenderer{err: c.err}
 		sc = engine.New(engine.Options{Deadline: 20 * time.Second, Renderer: fr,
-			Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+			Fetch: fetch.Config{Policy: loopback.Policy()}})
 		res, err = sc.Scan(context.Background(), site.URL, nil)
 		if err != nil || res.Rendered == nil || res.Rendered.Error != c.want {
 			t.Errorf("renderer failing with %q: %v %+v, want %q", c.err, err, res.Rendered, c.want)

@@ -24,6 +24,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -143,7 +144,7 @@ func TestHungSiteIsUnreachableWithinDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	sc := engine.New(engine.Options{Deadline: 3 * time.Second, Fetch: fetch.Config{RequestTimeout: 1 * time.Second, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: 3 * time.Second, Fetch: fetch.Config{RequestTimeout: 1 * time.Second, Policy: loopback.Policy()}})
 	start := time.Now()
 	res, err := sc.Scan(context.Background(), h.URL, nil)
 	took := time.Since(start)
@@ -218,7 +219,7 @@ func TestUnreachableHomepages(t *testing.T) {
 // deadline, and keeps gzip bombs and endless bodies to the cap.
 func TestHostileSiteIsBounded(t *testing.T) {
 	site := startSite(t, "hostile")
-	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{RequestTimeout: time.Second, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{RequestTimeout: time.Second, Policy: loopback.Policy()}})
 	start := time.Now()
 	res, stats, err := sc.ScanWithStats(context.Background(), site.URL, nil)
 	if err != nil {

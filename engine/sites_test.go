@@ -13,6 +13,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 const sitesDir = "../testdata/sites"
@@ -22,7 +23,7 @@ const sitesDir = "../testdata/sites"
 func loopbackScanner(deadline time.Duration) *engine.Scanner {
 	return engine.New(engine.Options{
 		Deadline: deadline,
-		Fetch:    fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}},
+		Fetch:    fetch.Config{Policy: loopback.Policy()},
 		Now:      func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) },
 	})
 }

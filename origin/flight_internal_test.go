@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // fakeRun is a scan the test drives by hand: it publishes what the test
@@ -79,17 +80,6 @@ type flightOutcome struct {
 	err error
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 5s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // A caller that joins a running scan sees every event from the first, in
 // order, then the live ones, and the same outcome as the caller that started it.
 func TestFlightLateJoinerGetsEveryEvent(t *testing.T) {
@@ -104,12 +94,12 @@ func TestFlightLateJoinerGetsEveryEvent(t *testing.T) {
 	<-fr.started
 	fr.events <- checkEvent("a")
 	fr.events <- checkEvent("b")
-	waitFor(t, "the first caller to see a and b", func() bool { return first.seen() == "[a b]" })
+	testenv.Eventually(t, 5*time.Second, "the first caller to see a and b", func() bool { return first.seen() == "[a b]" })
 	go func() {
 		res, err := f.do(context.Background(), context.Background(), "u", fr.run, late.on)
 		out <- flightOutcome{res, err}
 	}()
-	waitFor(t, "the second caller to join", func() bool { return f.waiting("u") == 2 })
+	testenv.Eventually(t, 5*time.Second, "the second caller to join", func() bool { return f.waiting("u") == 2 })
 	fr.events <- checkEvent("c")
 	fr.end <- nil
 	a, b := <-out, <-out
@@ -150,7 +140,7 @@ func TestFlightCancelOnlyWhenLastLeaves(t *testing.T) {
 		res, err := f.do(stayer, context.Background(), "u", fr.run, nil)
 		out <- flightOutcome{res, err}
 	}()
-	waitFor(t, "two waiters", func() bool { return f.waiting("u") == 2 })
+	testenv.Eventually(t, 5*time.Second, "two waiters", func() bool { return f.waiting("u") == 2 })
 	cancelLeaver()
 	if err := <-left; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the leaving caller got %v, want context.Canceled", err)
@@ -165,7 +155,7 @@ func TestFlightCancelOnlyWhenLastLeaves(t *testing.T) {
 	if o := <-out; !errors.Is(o.err, context.Canceled) {
 		t.Fatalf("the last caller got %v, want context.Canceled", o.err)
 	}
-	waitFor(t, "the scan to be canceled once nobody waits", func() bool { return runCtx.Err() != nil })
+	testenv.Eventually(t, 5*time.Second, "the scan to be canceled once nobody waits", func() bool { return runCtx.Err() != nil })
 	// A new caller must get a new scan, not the dying one.
 	go func() {
 		res, err := f.do(context.Background(), context.Background(), "u", fr.run, nil)
@@ -205,7 +195,7 @@ func TestFlightErrorReachesEveryWaiter(t *testing.T) {
 			<-fr.started
 		}
 	}
-	waitFor(t, "four waiters", func() bool { return f.waiting("u") == 4 })
+	testenv.Eventually(t, 5*time.Second, "four waiters", func() bool { return f.waiting("u") == 4 })
 	fr.end <- boom
 	for range 4 {
 		if o := <-out; !errors.Is(o.err, boom) || o.res != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/testing/facilitator"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/origin"
 )
 
@@ -19,7 +20,7 @@ import (
 func benchGateway(b *testing.B) (*testOrigin, *facilitator.Server, string, x402.PaymentRequired) {
 	fac := facilitator.Start()
 	b.Cleanup(fac.Close)
-	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: loopback.Policy()}})
 	o := serveOrigin(b, origin.Config{Payment: x402.Config{PayTo: testPayee}, FacilitatorURL: fac.URL, AllowPrivate: true}, embedded(b), sc)
 	s := site(b, "full")
 	req, _ := http.NewRequest("POST", o.URL+x402.GatewayPath, strings.NewReader(`{"url":"`+s.URL+`"}`))

@@ -253,7 +253,7 @@ func TestIdempotencyLeaseRenewed(t *testing.T) {
 		done <- resp.StatusCode
 	}()
 	// The key is claimed before the scan touches the site.
-	eventually(t, "the scan to start", 5*time.Second, func() bool { return len(s.Hits()) > 0 })
+	testenv.Eventually(t, 5*time.Second, "the scan to start", func() bool { return len(s.Hits()) > 0 })
 	claimed := time.Now()
 	for time.Since(claimed) < 3*lease {
 		time.Sleep(50 * time.Millisecond)
@@ -341,7 +341,7 @@ func TestOriginSlowClientsAndConnectionCap(t *testing.T) {
 		// Closing one frees a slot.
 		held[0].Close()
 		held = held[1:]
-		eventually(t, "a freed slot to be usable", 30*time.Second, func() bool {
+		testenv.Eventually(t, 30*time.Second, "a freed slot to be usable", func() bool {
 			resp, _ := raw(t, addr, "127.0.0.3", "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 			return resp.StatusCode == 200
 		})
@@ -426,7 +426,7 @@ func TestFrozenRedis(t *testing.T) {
 	}
 	thawed = true
 	start := time.Now()
-	eventually(t, "the service to recover after the thaw", 30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "the service to recover after the thaw", func() bool {
 		resp, _ := get(t, o.URL+"/healthz")
 		return resp.StatusCode == 200
 	})
@@ -448,7 +448,7 @@ func TestStreamedOutcomeRecorded(t *testing.T) {
 	if last := evs[len(evs)-1]; last.Name != origin.EventError {
 		t.Fatalf("last event %s", last.Name)
 	}
-	eventually(t, "the stream's audit line", 30*time.Second, func() bool { return strings.Contains(buf.String(), `"outcome"`) })
+	testenv.Eventually(t, 30*time.Second, "the stream's audit line", func() bool { return strings.Contains(buf.String(), `"outcome"`) })
 	if line := buf.String(); !strings.Contains(line, `"outcome":"422 site_unreachable"`) || !strings.Contains(line, `"action":"scan"`) {
 		t.Errorf("audit: %s", line)
 	}
@@ -458,7 +458,7 @@ func TestStreamedOutcomeRecorded(t *testing.T) {
 	// A completed stream counts as 200.
 	s := site(t, "empty")
 	readStream(t, scanURL(o, s.URL, ""))
-	eventually(t, "the completed stream's count", 30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "the completed stream's count", func() bool {
 		return strings.Contains(scrape(t, o), `agentready_http_requests_total{route="/api/scan",status="200"} 1`)
 	})
 }

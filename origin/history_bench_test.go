@@ -12,6 +12,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
@@ -70,7 +71,7 @@ func BenchmarkHistoryRecord(b *testing.B) {
 // A fresh JSON scan of the full fixture site through the origin (embedded
 // state): the answer the history write now precedes.
 func BenchmarkFreshScanAnswer(b *testing.B) {
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: loopback.Policy()}})
 	base := serveOrigin(b, origin.Config{AllowPrivate: true}, embedded(b), sc).URL
 	s := site(b, "full")
 	u := base + "/api/scan?format=json&fresh=1&url=" + url.QueryEscape(s.URL)

@@ -15,6 +15,7 @@ import (
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 	"github.com/agentready/agentready/webhook"
@@ -245,12 +246,12 @@ func TestMonitorEventsSayWhatChanged(t *testing.T) {
 		t.Fatalf("create: %d %v", status, m)
 	}
 	completed := func(r received) bool { return r.event.Type == webhook.EventScanCompleted && !r.event.Test }
-	waitFor(t, "the baseline run", func() bool { return len(recv.find("/w", completed)) >= 1 })
+	testenv.Eventually(t, 15*time.Second, "the baseline run", func() bool { return len(recv.find("/w", completed)) >= 1 })
 	change()
 	changed := func(r received) bool { return r.event.Type == webhook.EventScoreChanged }
-	waitFor(t, "score.changed after the edit", func() bool { return len(recv.find("/w", changed)) >= 1 })
+	testenv.Eventually(t, 15*time.Second, "score.changed after the edit", func() bool { return len(recv.find("/w", changed)) >= 1 })
 	n := len(recv.find("/w", completed))
-	waitFor(t, "two runs after the change", func() bool { return len(recv.find("/w", completed)) >= n+2 })
+	testenv.Eventually(t, 15*time.Second, "two runs after the change", func() bool { return len(recv.find("/w", completed)) >= n+2 })
 
 	reportOf := func(ev webhook.Event) *report.Result {
 		t.Helper()

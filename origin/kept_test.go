@@ -14,6 +14,8 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/testing/loopback"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -36,7 +38,7 @@ func TestReportOutlivesTheCache(t *testing.T) {
 			base := time.Now().Add(-time.Hour).Truncate(time.Second)
 			var n atomic.Int64
 			now := func() time.Time { return base.Add(time.Duration(n.Add(1)) * time.Minute) }
-			sc := engine.New(engine.Options{Deadline: 10 * time.Second, Now: now, Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+			sc := engine.New(engine.Options{Deadline: 10 * time.Second, Now: now, Fetch: fetch.Config{Policy: loopback.Policy()}})
 			o := serveOrigin(t, origin.Config{AllowPrivate: true, CacheTTL: time.Nanosecond}, st, sc)
 			s := site(t, "partial")
 			q := url.QueryEscape(s.URL)
@@ -101,7 +103,7 @@ func scanOnce(t *testing.T, o *testOrigin, q string) report.Result {
 func keptReport(t *testing.T, u string, at time.Time) cachedReport {
 	t.Helper()
 	var r cachedReport
-	eventually(t, "the report of "+at.String(), 5*time.Second, func() bool {
+	testenv.Eventually(t, 5*time.Second, "the report of "+at.String(), func() bool {
 		resp, b := get(t, u)
 		r = cachedReport{}
 		return resp.StatusCode == 200 && json.Unmarshal(b, &r) == nil && r.Timestamp.Equal(at) &&

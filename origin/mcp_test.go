@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,6 +27,7 @@ import (
 	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/internal/testing/facilitator"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/mcpserver"
@@ -733,7 +733,7 @@ func TestMCPCardAndSelfScan(t *testing.T) {
 			}
 		}
 	}
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: loopback.Policy()}})
 	res, err := sc.Scan(context.Background(), o.URL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -780,9 +780,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 // (Content-Type and Accept; an empty value in hdr removes one).
 func rpcDo(t *testing.T, base, method, body string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+"/api/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req := testenv.Request(t, method, base+"/api/mcp", body, "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i+1] == "" {
 			req.Header.Del(hdr[i])
@@ -790,13 +788,7 @@ func rpcDo(t *testing.T, base, method, body string, hdr ...string) (*http.Respon
 			req.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	resp, err := edgetest.LoadContract(t).Client(t).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return testenv.Do(t, edgetest.LoadContract(t).Client(t), req)
 }
 
 // rpcErr is a JSON-RPC 2.0 error response, checked member by member.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/token"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/monitor"
 	"github.com/agentready/agentready/webhook"
@@ -122,11 +123,6 @@ func createMonitor(t *testing.T, o *testOrigin, body string, hdr ...string) (int
 	return resp.StatusCode, m, resp.Header
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	eventually(t, what, 15*time.Second, cond)
-}
-
 // A monitor end to end on one origin: the first run sets the baseline
 // (scan.completed, no score.changed), a change of the site sends
 // score.changed with the previous score, every delivery verifies with our
@@ -158,7 +154,7 @@ func TestMonitorEndToEnd(t *testing.T) {
 	}
 
 	completed := func(r received) bool { return r.event.Type == webhook.EventScanCompleted && !r.event.Test }
-	waitFor(t, "the first scan.completed", func() bool { return len(recv.find("/a", completed)) >= 1 })
+	testenv.Eventually(t, 15*time.Second, "the first scan.completed", func() bool { return len(recv.find("/a", completed)) >= 1 })
 	first := recv.find("/a", completed)[0]
 	if first.event.MonitorID != id || first.event.Data.Previous != nil || first.event.Data.URL != siteURL+"/" || first.event.Data.ScheduledFor.IsZero() {
 		t.Errorf("first event: %+v", first.event)
@@ -195,13 +191,13 @@ func TestMonitorEndToEnd(t *testing.T) {
 
 	better.Store(true)
 	changed := func(r received) bool { return r.event.Type == webhook.EventScoreChanged }
-	waitFor(t, "score.changed after the site improved", func() bool { return len(recv.find("/a", changed)) >= 1 })
+	testenv.Eventually(t, 15*time.Second, "score.changed after the site improved", func() bool { return len(recv.find("/a", changed)) >= 1 })
 	ch := recv.find("/a", changed)[0]
 	if ch.event.Data.Previous == nil || ch.event.Data.Previous.Score != first.event.Data.Score || ch.event.Data.Score <= first.event.Data.Score {
 		t.Errorf("score.changed: %+v (first score %d)", ch.event.Data, first.event.Data.Score)
 	}
 	n := len(recv.find("/a", completed))
-	waitFor(t, "two more runs after the change", func() bool { return len(recv.find("/a", completed)) >= n+2 })
+	testenv.Eventually(t, 15*time.Second, "two more runs after the change", func() bool { return len(recv.find("/a", completed)) >= n+2 })
 	if n := len(recv.find("/a", changed)); n != 1 {
 		t.Errorf("%d score.changed for one change", n)
 	}
@@ -220,7 +216,7 @@ func TestMonitorEndToEnd(t *testing.T) {
 		}
 		return 0
 	})
-	waitFor(t, "the retry of a failed delivery", func() bool {
+	testenv.Eventually(t, 15*time.Second, "the retry of a failed delivery", func() bool {
 		id, _ := failedID.Load().(string)
 		return id != "" && len(recv.find("/a", func(r received) bool { return r.event.ID == id })) >= 2
 	})
@@ -228,7 +224,7 @@ func TestMonitorEndToEnd(t *testing.T) {
 	if retried[0].status != 503 || retried[1].status != 200 || retried[0].header.Get("webhook-id") != retried[1].header.Get("webhook-id") {
 		t.Errorf("retry: statuses %d, %d; ids %q, %q", retried[0].status, retried[1].status, retried[0].header.Get("webhook-id"), retried[1].header.Get("webhook-id"))
 	}
-	waitFor(t, "the delivery list shows the retried delivery delivered", func() bool {
+	testenv.Eventually(t, 15*time.Second, "the delivery list shows the retried delivery delivered", func() bool {
 		_, b := get(t, o.URL+"/api/monitors/"+id+"/deliveries?limit=100")
 		var list struct {
 			Deliveries []struct {
@@ -252,7 +248,7 @@ func TestMonitorEndToEnd(t *testing.T) {
 	if resp.StatusCode != 202 || !strings.Contains(string(b), first.event.ID) {
 		t.Errorf("redeliver: %d %s", resp.StatusCode, b)
 	}
-	waitFor(t, "the redelivery", func() bool {
+	testenv.Eventually(t, 15*time.Second, "the redelivery", func() bool {
 		return len(recv.find("/a", func(r received) bool { return r.event.ID == first.event.ID })) > before
 	})
 	sent := recv.find("/a", func(r received) bool { return r.event.ID == first.event.ID })
@@ -282,7 +278,7 @@ func TestMonitorEndToEnd(t *testing.T) {
 
 	// 410 Gone disables the monitor at once.
 	recv.setAnswer(func(path string, ev webhook.Event, seen int) int { return 410 })
-	waitFor(t, "410 disables the monitor", func() bool {
+	testenv.Eventually(t, 15*time.Second, "410 disables the monitor", func() bool {
 		_, b := get(t, o.URL+"/api/monitors/"+id)
 		return strings.Contains(string(b), `"status":"disabled"`) && strings.Contains(string(b), "410")
 	})
@@ -322,7 +318,7 @@ func TestMonitorEndToEnd(t *testing.T) {
 	if status != 201 || status2 != 201 {
 		t.Fatalf("creates: %d %d", status, status2)
 	}
-	waitFor(t, "a delivery of the monitor to delete", func() bool { return len(recv.find("/c", nil)) >= 1 })
+	testenv.Eventually(t, 15*time.Second, "a delivery of the monitor to delete", func() bool { return len(recv.find("/c", nil)) >= 1 })
 	req, _ := http.NewRequest("DELETE", o.URL+"/api/monitors/"+c["id"].(string), nil)
 	dresp, err := http.DefaultClient.Do(req)
 	if err != nil || dresp.StatusCode != 204 {
@@ -333,7 +329,7 @@ func TestMonitorEndToEnd(t *testing.T) {
 		t.Errorf("GET after DELETE: %d", resp.StatusCode)
 	}
 	base := len(recv.find("/control", nil))
-	waitFor(t, "three more runs of the control monitor", func() bool { return len(recv.find("/control", nil)) >= base+3 })
+	testenv.Eventually(t, 15*time.Second, "three more runs of the control monitor", func() bool { return len(recv.find("/control", nil)) >= base+3 })
 	if late := recv.find("/c", func(r received) bool { return r.event.CreatedAt.After(deletedAt) }); len(late) != 0 {
 		t.Errorf("%d events of a deleted monitor were created after DELETE returned", len(late))
 	}

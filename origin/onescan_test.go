@@ -19,7 +19,9 @@ import (
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/sse"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 )
 
@@ -236,7 +238,7 @@ func patientOrigin(t *testing.T, cfg origin.Config) *testOrigin {
 	t.Helper()
 	st := embedded(t)
 	cfg.AllowPrivate, cfg.Workers = true, 1
-	sc := engine.New(engine.Options{Deadline: time.Minute, Fetch: fetch.Config{RequestTimeout: time.Minute, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: time.Minute, Fetch: fetch.Config{RequestTimeout: time.Minute, Policy: loopback.Policy()}})
 	return serveOrigin(t, cfg, st, sc)
 }
 
@@ -257,7 +259,7 @@ func busyWorker(t *testing.T, o *testOrigin) (release func()) {
 		defer close(done)
 		do(http.DefaultClient, "GET", scanURL(o, held.URL, "&format=json"), "")
 	}()
-	eventually(t, "a scan to hold the only worker", 10*time.Second, func() bool {
+	testenv.Eventually(t, 10*time.Second, "a scan to hold the only worker", func() bool {
 		return metricValue(t, o, "agentready_scans_running") == "1"
 	})
 	return func() {
@@ -415,15 +417,15 @@ func TestStreamJoinsAndLeavesRunningScan(t *testing.T) {
 		r, evs, err := streamOf(context.Background(), hc, scanURL(o, held.URL, ""))
 		late <- result{resp: r, evs: evs, err: err}
 	}()
-	eventually(t, "the second stream to join", 5*time.Second, waiters(2))
+	testenv.Eventually(t, 5*time.Second, "the second stream to join", waiters(2))
 	go func() {
 		r, b, err := do(hc, "GET", scanURL(o, held.URL, "&format=json"), "")
 		plain <- result{resp: r, body: b, err: err}
 	}()
-	eventually(t, "the JSON client to join", 5*time.Second, waiters(3))
+	testenv.Eventually(t, 5*time.Second, "the JSON client to join", waiters(3))
 	leave()
 	resp.Body.Close()
-	eventually(t, "the first stream to leave the scan", 5*time.Second, waiters(2))
+	testenv.Eventually(t, 5*time.Second, "the first stream to leave the scan", waiters(2))
 	held.open()
 
 	j := <-plain

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -256,7 +257,7 @@ func TestOpenAPIMonitorContract(t *testing.T) {
 	}
 
 	completed := func(r received) bool { return r.event.Type == webhook.EventScanCompleted && !r.event.Test }
-	waitFor(t, "the first delivery", func() bool { return len(recv.find("/w", completed)) == 1 })
+	testenv.Eventually(t, 15*time.Second, "the first delivery", func() bool { return len(recv.find("/w", completed)) == 1 })
 	checkWebhook(t, doc, recv.find("/w", completed)[0])
 	resp, b = post(t, nil, o.URL+"/api/monitors/"+id+"/test", "", "")
 	var tr monitor.TestResult
@@ -272,7 +273,7 @@ func TestOpenAPIMonitorContract(t *testing.T) {
 		}
 	}
 	var first string
-	waitFor(t, "the delivery listed as delivered", func() bool {
+	testenv.Eventually(t, 15*time.Second, "the delivery listed as delivered", func() bool {
 		_, b := get(t, deliveries+"?limit=1")
 		var l struct{ Deliveries []struct{ ID, Status string } }
 		_ = json.Unmarshal(b, &l)
@@ -286,7 +287,7 @@ func TestOpenAPIMonitorContract(t *testing.T) {
 	if resp.StatusCode != 202 || !strings.Contains(string(b), `"status":"pending"`) {
 		t.Errorf("redeliver: %d %s", resp.StatusCode, b)
 	}
-	waitFor(t, "the redelivery", func() bool { return len(recv.find("/w", func(r received) bool { return r.event.ID == first })) == 2 })
+	testenv.Eventually(t, 15*time.Second, "the redelivery", func() bool { return len(recv.find("/w", func(r received) bool { return r.event.ID == first })) == 2 })
 	if resp, b := post(t, nil, o.URL+"/api/monitors/"+id+"/deliveries/evt_unknown/redeliver", "", ""); resp.StatusCode != 404 || envelope(t, b).Code != "not_found" {
 		t.Errorf("redeliver an unknown delivery: %d %s", resp.StatusCode, b)
 	}
@@ -297,7 +298,7 @@ func TestOpenAPIMonitorContract(t *testing.T) {
 		t.Fatalf("create: %d %v", status, gone)
 	}
 	goneID := gone["id"].(string)
-	waitFor(t, "410 disables the monitor", func() bool {
+	testenv.Eventually(t, 15*time.Second, "410 disables the monitor", func() bool {
 		_, b := get(t, o.URL+"/api/monitors/"+goneID)
 		return strings.Contains(string(b), `"status":"disabled"`)
 	})

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/x402"
-	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/testing/facilitator"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
@@ -54,7 +54,7 @@ func paidOrigin(t *testing.T) (o *testOrigin, fac *facilitator.Server, backgroun
 	chromium := testenv.Chromium(t)
 	fac = facilitator.Start()
 	t.Cleanup(fac.Close)
-	background = browser.New(browser.Config{ExecPath: chromium, Tabs: 2, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}})
+	background = browser.New(browser.Config{ExecPath: chromium, Tabs: 2, Policy: loopback.Policy()})
 	paid = background.Sibling("paid", 2, 0)
 	o = startOrigin(t, origin.Config{Payment: x402.Config{PayTo: testPayee}, FacilitatorURL: fac.URL, Browser: background, PaidBrowser: paid}, nil)
 	return o, fac, background, paid
@@ -119,7 +119,7 @@ func TestPaidRenderRetriedOnFreshBrowser(t *testing.T) {
 		_, rep, err := buyDeepScan(o, site.URL, pay)
 		done <- answer{rep, err}
 	}()
-	eventually(t, "the paid render to ask for /app.js", 60*time.Second, func() bool { return site.appHits.Load() == 1 })
+	testenv.Eventually(t, 60*time.Second, "the paid render to ask for /app.js", func() bool { return site.appHits.Load() == 1 })
 	pid := paid.Health().PID
 	if pid == 0 {
 		t.Fatal("no paid browser process while it renders")
@@ -127,7 +127,7 @@ func TestPaidRenderRetriedOnFreshBrowser(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the paid pool to notice", 30*time.Second, func() bool { return paid.Health().Restarts == 1 })
+	testenv.Eventually(t, 30*time.Second, "the paid pool to notice", func() bool { return paid.Health().Restarts == 1 })
 	site.hold.Store(false)
 
 	a := <-done
@@ -163,7 +163,7 @@ func TestPaidRenderUnaffectedByStoppedBackgroundBrowser(t *testing.T) {
 	if r, b := get(t, scanURL(o, stall.URL, "&format=json")); r.StatusCode != 200 {
 		t.Fatalf("free scan: %d %.200s", r.StatusCode, b)
 	}
-	eventually(t, "the background capture to start", 60*time.Second, func() bool {
+	testenv.Eventually(t, 60*time.Second, "the background capture to start", func() bool {
 		h := background.Health()
 		return h.PID != 0 && h.InFlight == 1
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/origin"
 )
 
@@ -15,7 +16,7 @@ import (
 // scanned once (the full fixture, embedded state), over loopback HTTP. The
 // edge asks it for every report page it does not hold.
 func BenchmarkReportAnswer(b *testing.B) {
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: loopback.Policy()}})
 	base := serveOrigin(b, origin.Config{AllowPrivate: true}, embedded(b), sc).URL
 	s := site(b, "full")
 	fetchOK := func(u string) int {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/origin"
 )
 
@@ -40,7 +41,7 @@ func TestUnreachableCauseIsClean(t *testing.T) {
 	// The hosted policy (public addresses only), except for the port of the
 	// closed listener, so that "refused" can be provoked on loopback.
 	hosted := engine.New(engine.Options{Deadline: 5 * time.Second, Fetch: fetch.Config{Resolver: res, Policy: fetch.AddressPolicy{AllowAnyPort: true}}})
-	dev := engine.New(engine.Options{Deadline: 5 * time.Second, Fetch: fetch.Config{Resolver: res, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	dev := engine.New(engine.Options{Deadline: 5 * time.Second, Fetch: fetch.Config{Resolver: res, Policy: loopback.Policy()}})
 
 	serve := func(sc *engine.Scanner, allowPrivate bool) string {
 		srv := origin.New(origin.Config{AllowPrivate: allowPrivate}, embedded(t), sc)

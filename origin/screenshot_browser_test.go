@@ -18,6 +18,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/store"
@@ -32,7 +33,7 @@ func shotServer(t *testing.T, pool *browser.Pool) (srv *Server, st store.Backend
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}
+	policy := loopback.Policy()
 	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: policy}})
 	srv = New(Config{AllowPrivate: true, Browser: pool}, st, sc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -97,7 +98,7 @@ func TestScreenshotCapturedAfterScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	policy := fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}
+	policy := loopback.Policy()
 	pool := browser.New(browser.Config{ExecPath: chromium, Tabs: 2, Policy: policy})
 	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: policy}})
 	srv := New(Config{AllowPrivate: true, Browser: pool}, st, sc)
@@ -187,7 +188,7 @@ func TestScreenshotCapturedAfterScan(t *testing.T) {
 // again, by any scan, until its back-off has passed.
 func TestCaptureQueueIsFair(t *testing.T) {
 	chromium := testenv.Chromium(t)
-	pool := browser.New(browser.Config{ExecPath: chromium, Tabs: 2, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}})
+	pool := browser.New(browser.Config{ExecPath: chromium, Tabs: 2, Policy: loopback.Policy()})
 	srv, st, _, get := shotServer(t, pool)
 	sh := srv.shots
 	if sh.slots != 2 {

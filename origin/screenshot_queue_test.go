@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/browser"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -73,7 +74,7 @@ func TestCaptureQueueRules(t *testing.T) {
 	sh.slots, sh.queueMax = 2, captureQueue
 	sh.mu.Unlock()
 	sh.afterScan(site(4), true) // cached, and known missing: queued
-	waitUntil(t, "the queue to drain", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the queue to drain", func() bool {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
 		return len(sh.pending) == 0 && sh.running == 0
@@ -105,17 +106,6 @@ func TestCaptureQueueRules(t *testing.T) {
 	// A healthz answer reports the waiting capture without starting anything.
 	if h := sh.health(); !strings.Contains(h, `"captures_waiting":1`) || !strings.Contains(h, `"paid":{"state":"idle"`) {
 		t.Errorf("health %s", h)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30 s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -215,7 +205,7 @@ func TestCaptureQueueIsFairPerOwner(t *testing.T) {
 	// A host name is resolved off the scan's path, then queued by owner.
 	sh.afterScan("https://v6.example/", false)
 	sh.afterScan("https://v6-neighbour.example/", false)
-	waitUntil(t, "both names to resolve", func() bool {
+	testenv.Eventually(t, 30*time.Second, "both names to resolve", func() bool {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
 		return sh.queued["addr 2001:db8:5:6::/64"] == 2

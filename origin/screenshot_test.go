@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -12,25 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/origin"
 	"github.com/agentready/agentready/origin/browser"
 )
-
-func contractGet(t *testing.T, u string, hdr ...string) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", u, nil)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := edgetest.LoadContract(t).Client(t).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp, b
-}
 
 // GET /api/screenshot serves a stored capture with its validators, under the
 // scan's URL normalisation, and answers honestly when there is none; every
@@ -52,7 +35,7 @@ func TestScreenshotEndpoint(t *testing.T) {
 	}
 
 	shot := func(target string, hdr ...string) (*http.Response, []byte) {
-		return contractGet(t, o.URL+"/api/screenshot?url="+url.QueryEscape(target), hdr...)
+		return get(t, o.URL+"/api/screenshot?url="+url.QueryEscape(target), hdr...)
 	}
 	resp, b := shot("example.com")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || !bytes.Equal(b, png) {
@@ -105,11 +88,11 @@ func TestScreenshotEndpoint(t *testing.T) {
 
 	// Invalid input: the scan API's rules and codes.
 	for target, code := range map[string]string{"": "missing_url", "ftp://example.com/": "invalid_url", "http://exa mple.com/": "invalid_url"} {
-		if r, b := contractGet(t, o.URL+"/api/screenshot?url="+url.QueryEscape(target)); r.StatusCode != 400 || string(envelope(t, b).Code) != code {
+		if r, b := get(t, o.URL+"/api/screenshot?url="+url.QueryEscape(target)); r.StatusCode != 400 || string(envelope(t, b).Code) != code {
 			t.Errorf("url=%q: %d %s, want 400 %s", target, r.StatusCode, b, code)
 		}
 	}
-	if r, _ := contractGet(t, o.URL+"/api/screenshot"); r.StatusCode != 400 {
+	if r, _ := get(t, o.URL+"/api/screenshot"); r.StatusCode != 400 {
 		t.Errorf("no url: %d", r.StatusCode)
 	}
 
@@ -137,7 +120,7 @@ func TestScreenshotWithoutChromium(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := startOrigin(t, origin.Config{Browser: pool}, nil)
-			r, b := contractGet(t, o.URL+"/api/screenshot?url=example.com")
+			r, b := get(t, o.URL+"/api/screenshot?url=example.com")
 			if r.StatusCode != 503 || envelope(t, b).Code != "browser_unavailable" || !strings.Contains(string(b), "CHROME_PATH") || r.Header.Get("Retry-After") == "" {
 				t.Errorf("%d %s", r.StatusCode, b)
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/sse"
 	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
@@ -51,7 +52,7 @@ func startOrigin(t *testing.T, cfg origin.Config, st store.Backend) *testOrigin 
 		st = embedded(t)
 	}
 	cfg.AllowPrivate = true
-	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{Policy: loopback.Policy()}})
 	return serveOrigin(t, cfg, st, sc)
 }
 
@@ -84,28 +85,15 @@ func site(t testing.TB, name string, opts ...fixture.Option) *fixture.Site {
 
 func get(t *testing.T, u string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", u, nil)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := edgetest.LoadContract(t).Client(t).Do(req) // checked against /openapi.json
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return testenv.Do(t, edgetest.LoadContract(t).Client(t), testenv.Request(t, "GET", u, "", hdr...)) // checked against /openapi.json
 }
 
 func post(t *testing.T, client *http.Client, u, ctype, body string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", u, strings.NewReader(body))
 	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
+		hdr = append([]string{"Content-Type", ctype}, hdr...)
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
+	req := testenv.Request(t, "POST", u, body, hdr...)
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -116,13 +104,7 @@ func post(t *testing.T, client *http.Client, u, ctype, body string, hdr ...strin
 	}
 	checked := *client
 	checked.Transport = edgetest.LoadContract(t).Wrap(t, next)
-	resp, err := checked.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return testenv.Do(t, &checked, req)
 }
 
 func scanURL(o *testOrigin, target string, extra string) string {
@@ -467,17 +449,6 @@ func metricValue(t *testing.T, o *testOrigin, name string) string {
 	return ""
 }
 
-func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // A client that goes away cancels the scan's remaining work: the worker is
 // released well before the scan could have finished, and nothing is cached.
 //
@@ -487,7 +458,7 @@ func eventually(t *testing.T, what string, within time.Duration, cond func() boo
 // cancellation that released it, however slowly this machine runs.
 func TestClientDisconnectCancelsScan(t *testing.T) {
 	const hold = time.Minute
-	sc := engine.New(engine.Options{Deadline: hold, Fetch: fetch.Config{RequestTimeout: hold, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: hold, Fetch: fetch.Config{RequestTimeout: hold, Policy: loopback.Policy()}})
 	o := serveOrigin(t, origin.Config{Heartbeat: 10 * time.Millisecond, AllowPrivate: true}, embedded(t), sc)
 	s := site(t, "peer", fixture.WithDelay(10*time.Minute))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -504,7 +475,7 @@ func TestClientDisconnectCancelsScan(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	eventually(t, "the worker to be released (an uncanceled scan holds it "+hold.String()+")", hold/2, func() bool {
+	testenv.Eventually(t, hold/2, "the worker to be released (an uncanceled scan holds it "+hold.String()+")", func() bool {
 		return metricValue(t, o, "agentready_scans_running") == "0"
 	})
 	if _, _, err := o.store.ScanCache().Get(context.Background(), s.URL+"/"); !errors.Is(err, store.ErrNotFound) {
@@ -517,7 +488,7 @@ func TestClientDisconnectCancelsScan(t *testing.T) {
 // until the test closes them (their requests and deadline are a minute
 // long), so the worker and the slot stay taken however slowly this runs.
 func TestOverloadedAnswers503(t *testing.T) {
-	sc := engine.New(engine.Options{Deadline: time.Minute, Fetch: fetch.Config{RequestTimeout: time.Minute, Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Deadline: time.Minute, Fetch: fetch.Config{RequestTimeout: time.Minute, Policy: loopback.Policy()}})
 	o := serveOrigin(t, origin.Config{Workers: 1, Queue: 1, AllowPrivate: true}, embedded(t), sc)
 	var wg sync.WaitGroup
 	var slow []*fixture.Site
@@ -530,7 +501,7 @@ func TestOverloadedAnswers503(t *testing.T) {
 			get(t, scanURL(o, s.URL, "&format=json"))
 		}()
 	}
-	eventually(t, "one scan running and one queued", 30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "one scan running and one queued", func() bool {
 		return metricValue(t, o, "agentready_scans_running") == "1" && metricValue(t, o, "agentready_scan_queue_depth") == "1"
 	})
 	other := site(t, "empty")
@@ -592,7 +563,7 @@ func TestRoutesAndOperations(t *testing.T) {
 // In-flight scans finish during a graceful shutdown; new connections are refused.
 func TestGracefulShutdown(t *testing.T) {
 	st := embedded(t)
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: loopback.Policy()}})
 	srv := origin.New(origin.Config{AllowPrivate: true}, st, sc)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(ln)
@@ -608,7 +579,7 @@ func TestGracefulShutdown(t *testing.T) {
 		resp.Body.Close()
 		done <- resp.StatusCode
 	}()
-	eventually(t, "the scan to start", 30*time.Second, func() bool { return len(s.Hits()) > 0 })
+	testenv.Eventually(t, 30*time.Second, "the scan to start", func() bool { return len(s.Hits()) > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)

@@ -36,12 +36,7 @@ func post(t *testing.T, url string, h http.Header, body []byte) (int, string) {
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := testenv.Do(t, nil, req)
 	return resp.StatusCode, string(b)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/repo"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -25,7 +26,7 @@ func gatherSite(t *testing.T, dir string) *gather.Set {
 	}
 	t.Cleanup(site.Close)
 	target, _ := url.Parse(site.URL + "/")
-	client := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}})
+	client := fetch.NewClient(fetch.Config{Policy: loopback.Policy()})
 	sess := client.NewSession()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

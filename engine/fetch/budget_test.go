@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // sized serves /n/<bytes> as that many bytes and counts finished handlers.
@@ -47,18 +49,6 @@ func poolFree(c *Client) bool {
 	}
 	c.pool.sem.Release(c.pool.size)
 	return true
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second) // a safety net
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // Every way a body can be cut leaves Found false and says why in Cut, in
@@ -185,7 +175,7 @@ func TestSharedBudgetWaits(t *testing.T) {
 	go func() { got <- b.Do(ctx, Request{URL: srv.URL + "/n/300000"}) }()
 	// The server has written the whole body into the socket: from here on b
 	// waits for memory, not for the network.
-	waitFor(t, "the second body to be sent", func() bool { return srv.done.Load() > before })
+	testenv.Eventually(t, 30*time.Second, "the second body to be sent", func() bool { return srv.done.Load() > before })
 	select {
 	case r := <-got:
 		t.Fatalf("the second scan did not wait for the budget: complete %v cut %q", r.Complete(), r.Cut)
@@ -278,7 +268,7 @@ func TestDroppedSessionReturnsMemory(t *testing.T) {
 	if poolFree(c) {
 		t.Fatal("the open session's bytes were not counted")
 	}
-	waitFor(t, "the dropped session's memory", func() bool { runtime.GC(); return poolFree(c) })
+	testenv.Eventually(t, 30*time.Second, "the dropped session's memory", func() bool { runtime.GC(); return poolFree(c) })
 }
 
 // A brotli stream's window (up to 16 MiB, allocated by the decoder whatever

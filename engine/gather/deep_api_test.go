@@ -15,6 +15,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/openapi"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -258,7 +259,7 @@ func FuzzAPIPlan(f *testing.F) {
 // deepRun runs the deep plan over the site at origin, served on loopback.
 func deepRun(t *testing.T, origin string, cfg fetch.Config) *Set {
 	t.Helper()
-	cfg.Policy = fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}
+	cfg.Policy = loopback.Policy()
 	client := fetch.NewClient(cfg)
 	sess := client.NewSession()
 	t.Cleanup(sess.Close)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // declString is one declaration, compactly: kind url|header [scopes] !invalid ×crosssite.
@@ -182,7 +183,7 @@ func FuzzParseContract(f *testing.F) {
 
 func runContract(t *testing.T, siteURL string) (*ContractDoc, *fetch.Session) {
 	t.Helper()
-	sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}, RequestTimeout: 2 * time.Second}).NewSession()
+	sess := fetch.NewClient(fetch.Config{Policy: loopback.Policy(), RequestTimeout: 2 * time.Second}).NewSession()
 	t.Cleanup(sess.Close)
 	target, _ := url.Parse(siteURL + "/")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

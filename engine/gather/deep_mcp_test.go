@@ -18,6 +18,8 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/mcpcard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // mcpSite is a loopback site whose server card declares endpoints; every
@@ -93,7 +95,7 @@ var testCardGatherer = Define(MCPCard, "the server card only (tests)", nil, func
 
 func runLive(t *testing.T, siteURL string, cfg fetch.Config) (*MCPLiveDoc, *fetch.Session) {
 	t.Helper()
-	cfg.Policy = fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}
+	cfg.Policy = loopback.Policy()
 	sess := fetch.NewClient(cfg).NewSession()
 	t.Cleanup(sess.Close)
 	target, _ := url.Parse(siteURL + "/")
@@ -222,7 +224,7 @@ func TestProbeMCPEndsItsSession(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			site := startMCPSite(t, tc.h, "{{ORIGIN}}/mcp/")
-			sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}).NewSession()
+			sess := fetch.NewClient(fetch.Config{Policy: loopback.Policy()}).NewSession()
 			defer sess.Close()
 			target, _ := url.Parse(site.URL + "/")
 			set, err := WebPlan.Run(context.Background(), sess, Site{Target: target, Origin: site.URL, ScannerOrigin: sess.Origin()})
@@ -447,7 +449,7 @@ func TestMCPTransportKeepsTheDelete(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}).NewSession()
+	sess := fetch.NewClient(fetch.Config{Policy: loopback.Policy()}).NewSession()
 	defer sess.Close()
 	c := &Ctx{Context: context.Background(), sess: sess}
 	endpoint := srv.URL + "/mcp"

@@ -15,6 +15,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/openapi"
 	"github.com/agentready/agentready/engine/wellknown"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 func TestParseChallenges(t *testing.T) {
@@ -222,7 +223,7 @@ var noOAuth = []*Gatherer{
 func runOAuth(t *testing.T, site string, timeout time.Duration) (*Set, *fetch.Session) {
 	t.Helper()
 	target, _ := url.Parse(site + "/")
-	client := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}, RequestTimeout: timeout})
+	client := fetch.NewClient(fetch.Config{Policy: loopback.Policy(), RequestTimeout: timeout})
 	sess := client.NewSession()
 	t.Cleanup(sess.Close)
 	plan := MustPlan(append(WebPlan.Gatherers(), oauthMetaGatherer, oauthTokenGatherer, oauthChallengeGatherer)...)
@@ -541,7 +542,7 @@ func TestMCPAuthChoosesTheScansToken(t *testing.T) {
 		}
 	})
 	target, _ := url.Parse(s.URL + "/")
-	sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}).NewSession()
+	sess := fetch.NewClient(fetch.Config{Policy: loopback.Policy()}).NewSession()
 	t.Cleanup(sess.Close)
 	c := &Ctx{Context: context.Background(), Site: Site{Target: target, Origin: s.URL}, sess: sess}
 	rootPRM := &fetch.Response{RequestURL: s.URL + WellKnownPRM, Status: 200}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 func TestSitemapLocs(t *testing.T) {
@@ -140,7 +141,7 @@ func TestPageSpread(t *testing.T) {
 
 func runPages(t *testing.T, siteURL string) (*PagesDoc, *fetch.Session) {
 	t.Helper()
-	sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}, RequestTimeout: 2 * time.Second}).NewSession()
+	sess := fetch.NewClient(fetch.Config{Policy: loopback.Policy(), RequestTimeout: 2 * time.Second}).NewSession()
 	t.Cleanup(sess.Close)
 	target, _ := url.Parse(siteURL + "/")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

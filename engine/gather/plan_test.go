@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // The web plan's deepest chain of requirements, minus the Responses
@@ -67,7 +68,7 @@ func TestPlanRunDerivesRounds(t *testing.T) {
 	if d := p.Depth("next"); d != 2 {
 		t.Errorf("depth %d, want 2", d)
 	}
-	sess := fetch.NewClient(fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}).NewSession()
+	sess := fetch.NewClient(fetch.Config{Policy: loopback.Policy()}).NewSession()
 	target, _ := url.Parse(srv.URL + "/")
 	set, err := p.Run(context.Background(), sess, Site{Target: target, Origin: srv.URL})
 	if err != nil {

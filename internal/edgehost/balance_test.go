@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // testOrigin is an origin that answers every path with its name (and what
@@ -57,17 +59,6 @@ func get(t *testing.T, b *Balancer, path string) (string, error) {
 	return string(body), err
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // Two origins share the requests; one killed (its port refusing
 // connections) costs no request, is out of the rotation from the request
 // that found out, and is back once it answers its health check again on the
@@ -106,7 +97,7 @@ func TestBalancerSpreadsAndFailsOver(t *testing.T) {
 		t.Skipf("cannot listen on %s again to restart a: %v", addr, err)
 	}
 	a2 := startOrigin(t, "a", ln)
-	eventually(t, "a back in the rotation", func() bool { return len(b.Healthy()) == 2 })
+	testenv.Eventually(t, 10*time.Second, "a back in the rotation", func() bool { return len(b.Healthy()) == 2 })
 	for i := 0; i < 10; i++ {
 		if _, err := get(t, b, "/x"); err != nil {
 			t.Fatal(err)
@@ -127,20 +118,20 @@ func TestBalancerFollowsHealthChecks(t *testing.T) {
 	}
 	defer b.Close()
 	a.unhealthy.Store(true)
-	eventually(t, "a out of the rotation", func() bool { return len(b.Healthy()) == 1 })
+	testenv.Eventually(t, 10*time.Second, "a out of the rotation", func() bool { return len(b.Healthy()) == 1 })
 	for i := 0; i < 10; i++ {
 		if body, err := get(t, b, "/x"); err != nil || !strings.HasPrefix(body, "b ") {
 			t.Fatalf("request %d with a unhealthy: %q, %v", i, body, err)
 		}
 	}
 	bo.unhealthy.Store(true)
-	eventually(t, "both out of the rotation", func() bool { return len(b.Healthy()) == 0 })
+	testenv.Eventually(t, 10*time.Second, "both out of the rotation", func() bool { return len(b.Healthy()) == 0 })
 	if _, err := get(t, b, "/x"); err != nil {
 		t.Errorf("with every origin failing its health check, a request was not tried: %v", err)
 	}
 	bo.unhealthy.Store(false)
 	a.unhealthy.Store(false)
-	eventually(t, "both back", func() bool { return len(b.Healthy()) == 2 })
+	testenv.Eventually(t, 10*time.Second, "both back", func() bool { return len(b.Healthy()) == 2 })
 }
 
 // A request with a body moves to the next origin after a refused connection

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 )
 
@@ -61,7 +62,7 @@ func TestBadgeMissesAreNotFreeScans(t *testing.T) {
 	svc := start(t, stack.Options{Env: func(k string) string { return env[k] }, Origin: origin.Config{CacheTTL: time.Millisecond}})
 	scanned, fresh, third := site(t, "full"), site(t, "peer"), site(t, "empty")
 	badge := func(target string) string {
-		_, b := get(t, svc.URL+"/api/badge?format=shields&url="+url.QueryEscape(target))
+		_, b := testenv.Get(t, svc.URL+"/api/badge?format=shields&url="+url.QueryEscape(target))
 		return string(b)
 	}
 	if status, left := call(t, "GET", svc.URL+"/api/scan?format=json&url="+url.QueryEscape(scanned.URL)); status != 200 || left != "1" {

@@ -12,6 +12,7 @@ import (
 	xhtml "golang.org/x/net/html"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // testdata/sites/markup names its documents with markdown links and images,
@@ -28,7 +29,7 @@ func TestMarkupSiteReportStaysText(t *testing.T) {
 	scanSite(t, svc, s.URL, false)
 	q := url.QueryEscape(s.URL)
 
-	_, md := get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
+	_, md := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
 	var rendered bytes.Buffer
 	gfm := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
 	if err := gfm.Convert(md, &rendered); err != nil {
@@ -72,7 +73,7 @@ func TestMarkupSiteReportStaysText(t *testing.T) {
 		t.Errorf("a raw bidi or zero-width character in the markdown twin")
 	}
 
-	_, page := get(t, svc.URL+"/report?url="+q, "Accept", "text/html")
+	_, page := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/html")
 	root, err := xhtml.Parse(bytes.NewReader(page))
 	if err != nil {
 		t.Fatal(err)

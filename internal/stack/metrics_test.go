@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/store"
 )
 
@@ -22,17 +23,17 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 		public int // what the public address answers for /metrics
 	}{{stack.RoleAll, 404}, {stack.RoleOrigin, 401}} {
 		svc := start(t, stack.Options{Role: tc.role, Env: env})
-		if resp, b := get(t, svc.URL+"/healthz"); resp.StatusCode != 200 {
+		if resp, b := testenv.Get(t, svc.URL+"/healthz"); resp.StatusCode != 200 {
 			t.Fatalf("%s: /healthz %d %s", tc.role, resp.StatusCode, b)
 		}
-		resp, b := get(t, svc.URL+"/metrics")
+		resp, b := testenv.Get(t, svc.URL+"/metrics")
 		if resp.StatusCode != tc.public || strings.Contains(string(b), "agentready_http_requests_total") {
 			t.Errorf("%s: the public address answers /metrics %d (want %d): %.200s", tc.role, resp.StatusCode, tc.public, b)
 		}
 		if !strings.HasPrefix(svc.MetricsURL, "http://127.0.0.1:") || !strings.HasSuffix(svc.MetricsURL, "/metrics") {
 			t.Fatalf("%s: metrics URL %q", tc.role, svc.MetricsURL)
 		}
-		resp, b = get(t, svc.MetricsURL)
+		resp, b = testenv.Get(t, svc.MetricsURL)
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") ||
 			!strings.Contains(string(b), `agentready_http_requests_total{route="/healthz",status="200"}`) {
 			t.Errorf("%s: the metrics address answers %d %q: %.300s", tc.role, resp.StatusCode, resp.Header.Get("Content-Type"), b)
@@ -43,7 +44,7 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	if off.MetricsURL != "" {
 		t.Errorf("without AGENTREADY_METRICS_ADDR a metrics listener is at %s", off.MetricsURL)
 	}
-	if resp, _ := get(t, off.URL+"/metrics"); resp.StatusCode != 404 {
+	if resp, _ := testenv.Get(t, off.URL+"/metrics"); resp.StatusCode != 404 {
 		t.Errorf("without AGENTREADY_METRICS_ADDR the public address answers /metrics %d", resp.StatusCode)
 	}
 }

@@ -180,7 +180,7 @@ func TestScanPageInBrowser(t *testing.T) {
 	if n := value(p, "count signals", chromedp.Evaluate[int](`document.querySelectorAll("#result #signals li.check").length`)); n != 5 {
 		p.fatalf("%d signals rendered, want 5", n)
 	}
-	resp, b := get(t, svc.URL+"/api/report?url="+url.QueryEscape(s.URL))
+	resp, b := testenv.Get(t, svc.URL+"/api/report?url="+url.QueryEscape(s.URL))
 	var rep report.Result
 	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil {
 		p.fatalf("the JSON report: %d %.200s", resp.StatusCode, b)

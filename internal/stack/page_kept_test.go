@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin"
 )
 
@@ -34,7 +35,7 @@ func TestResultPageOutlivesTheCache(t *testing.T) {
 	var b []byte
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		var resp *http.Response
-		resp, b = get(t, svc.URL+"/report?url="+q)
+		resp, b = testenv.Get(t, svc.URL+"/report?url="+q)
 		if resp.StatusCode == 200 {
 			break
 		}
@@ -50,22 +51,22 @@ func TestResultPageOutlivesTheCache(t *testing.T) {
 	if link == nil || html.UnescapeString(string(link[1])) != "/report?url="+q+"&at="+at {
 		t.Fatalf("permanent link %q, want /report?url=%s&at=%s", link, q, at)
 	}
-	resp, b := get(t, svc.URL+html.UnescapeString(string(link[1])))
+	resp, b := testenv.Get(t, svc.URL+html.UnescapeString(string(link[1])))
 	if m := scoreRe.FindSubmatch(b); resp.StatusCode != 200 || m == nil || string(m[1]) != strconv.Itoa(rep.Score.Value) || !strings.Contains(string(b), when) || !permalinkRe.Match(b) {
 		t.Errorf("the permanent link's page: %d %.400s", resp.StatusCode, b)
 	}
-	resp, b = get(t, svc.URL+"/report?url="+q+"&at="+at, "Accept", "text/markdown")
+	resp, b = testenv.Get(t, svc.URL+"/report?url="+q+"&at="+at, "Accept", "text/markdown")
 	if want := "Permanent link: " + svc.URL + "/report?url=" + q + "&at=" + at; resp.StatusCode != 200 || !strings.Contains(string(b), want) || !strings.Contains(string(b), "Score **"+strconv.Itoa(rep.Score.Value)+"/100**") {
 		t.Errorf("the permanent link's markdown: %d, want %q in %.400s", resp.StatusCode, want, b)
 	}
 
 	for _, bad := range []string{"9z7q", "-1", "1234567890123", ""} {
-		resp, b = get(t, svc.URL+"/report?url="+q+"&at="+bad)
+		resp, b = testenv.Get(t, svc.URL+"/report?url="+q+"&at="+bad)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), "at must be") || scoreRe.Match(b) || (bad != "" && strings.Contains(string(b), bad)) {
 			t.Errorf("at=%q: %d %.400s", bad, resp.StatusCode, b)
 		}
 	}
-	resp, b = get(t, svc.URL+"/report?url="+q+"&at="+strconv.FormatInt(rep.Timestamp.Unix()-1, 10))
+	resp, b = testenv.Get(t, svc.URL+"/report?url="+q+"&at="+strconv.FormatInt(rep.Timestamp.Unix()-1, 10))
 	if resp.StatusCode != 404 || !strings.Contains(string(b), "no longer kept") || scoreRe.Match(b) {
 		t.Errorf("at a second of no scan: %d %.400s", resp.StatusCode, b)
 	}

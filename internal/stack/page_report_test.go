@@ -19,6 +19,7 @@ import (
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // reportEnv gives anonymous callers enough scans for a site's history.
@@ -53,7 +54,7 @@ type servedReport struct {
 
 func readReport(t *testing.T, svc *stack.Stack, site string) servedReport {
 	t.Helper()
-	resp, b := get(t, svc.URL+"/api/report?url="+url.QueryEscape(site))
+	resp, b := testenv.Get(t, svc.URL+"/api/report?url="+url.QueryEscape(site))
 	var r servedReport
 	if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil || len(r.Checks) != 48 {
 		t.Fatalf("/api/report: %d %.300s", resp.StatusCode, b)
@@ -67,7 +68,7 @@ func scanSite(t *testing.T, svc *stack.Stack, site string, fresh bool) report.Re
 	if fresh {
 		q += "&fresh=1"
 	}
-	resp, b := get(t, svc.URL+q)
+	resp, b := testenv.Get(t, svc.URL+q)
 	var r report.Result
 	if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil || len(r.Checks) != 48 {
 		t.Fatalf("scan: %d %.300s", resp.StatusCode, b)
@@ -158,7 +159,7 @@ func TestReportPageHistory(t *testing.T) {
 	}
 
 	q := url.QueryEscape(s.URL)
-	_, page := get(t, svc.URL+"/report?url="+q, "Accept", "text/html")
+	_, page := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/html")
 	var got []string
 	for _, m := range diffRe.FindAllSubmatch(page, -1) {
 		got = append(got, string(m[1])+" "+string(m[2]))
@@ -179,7 +180,7 @@ func TestReportPageHistory(t *testing.T) {
 		}
 	}
 
-	_, md := get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
+	_, md := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
 	if !bytes.Contains(md, []byte("## Since the last scan")) || !bytes.Contains(md, []byte("scored "+strconv.Itoa(first.Score.Value))) {
 		t.Errorf("the markdown twin does not compare with the previous scan: %.2000s", md)
 	}

@@ -16,33 +16,13 @@ import (
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 // pageEnv gives anonymous callers three scans a day, so a test can see what
 // a page view spends (nothing) against what a scan spends (one).
 func pageEnv(k string) string {
 	return map[string]string{"AGENTREADY_FREE_DAILY": "3", "AGENTREADY_TOKEN_KEYS": "k1:0123456789abcdef0123456789abcdef"}[k]
-}
-
-func get(t *testing.T, target string, hdr ...string) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
 }
 
 func remaining(t *testing.T, resp *http.Response) int {
@@ -72,24 +52,24 @@ func TestResultPage(t *testing.T) {
 	s := site(t, "full")
 	q := url.QueryEscape(s.URL)
 
-	resp, b := get(t, svc.URL+"/report?url="+q)
+	resp, b := testenv.Get(t, svc.URL+"/report?url="+q)
 	if resp.StatusCode != 404 || !strings.Contains(string(b), "no recent report") || scoreRe.Match(b) {
 		t.Fatalf("before a scan: %d %.400s", resp.StatusCode, b)
 	}
-	resp, b = get(t, svc.URL+"/api/report?url="+q)
+	resp, b = testenv.Get(t, svc.URL+"/api/report?url="+q)
 	var env report.ErrorEnvelope
 	if resp.StatusCode != 404 || json.Unmarshal(b, &env) != nil || env.Code != "not_found" || remaining(t, resp) != 3 {
 		t.Fatalf("/api/report before a scan: %d %s", resp.StatusCode, b)
 	}
 
-	resp, b = get(t, svc.URL+"/api/scan?format=json&url="+q)
+	resp, b = testenv.Get(t, svc.URL+"/api/scan?format=json&url="+q)
 	var rep report.Result
 	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil || len(rep.Checks) != 48 {
 		t.Fatalf("scan: %d %.300s", resp.StatusCode, b)
 	}
 
 	for _, path := range []string{"/?url=", "/report?url="} {
-		resp, b = get(t, svc.URL+path+q)
+		resp, b = testenv.Get(t, svc.URL+path+q)
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(resp.Header.Get("Vary"), "Accept") {
 			t.Fatalf("%s: %d %v", path, resp.StatusCode, resp.Header)
 		}
@@ -147,13 +127,13 @@ func TestResultPage(t *testing.T) {
 		}
 	}
 
-	resp, b = get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
+	resp, b = testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || !strings.Contains(string(b), "Score **"+strconv.Itoa(rep.Score.Value)+"/100**") || strings.Contains(string(b), "<html") ||
 		!strings.Contains(string(b), "## Identity and commerce (not scored)") {
 		t.Errorf("markdown report: %q %.300s", resp.Header.Get("Content-Type"), b)
 	}
 	// Page views and report reads spent nothing: only the scan did.
-	resp, _ = get(t, svc.URL+"/api/report?url="+q)
+	resp, _ = testenv.Get(t, svc.URL+"/api/report?url="+q)
 	if resp.StatusCode != 200 || remaining(t, resp) != 2 {
 		t.Errorf("after one scan and several page views: %d, %s remaining (want 2)", resp.StatusCode, resp.Header.Get("RateLimit-Remaining"))
 	}
@@ -170,12 +150,12 @@ func firstWords(s string) string {
 // Hostile input gets an honest page: escaped, bounded, never the bytes sent.
 func TestResultPageHostileInput(t *testing.T) {
 	svc := start(t, stack.Options{Env: pageEnv})
-	resp, b := get(t, svc.URL+"/report?url="+url.QueryEscape(`"><script>alert(1)</script>`))
+	resp, b := testenv.Get(t, svc.URL+"/report?url="+url.QueryEscape(`"><script>alert(1)</script>`))
 	if bytes.Contains(b, []byte("<script>alert")) || resp.StatusCode == 200 || resp.StatusCode >= 500 {
 		t.Errorf("markup in url: %d %.600s", resp.StatusCode, b)
 	}
 	long := strings.Repeat("a", 3000) + ".com"
-	resp, b = get(t, svc.URL+"/report?url="+long)
+	resp, b = testenv.Get(t, svc.URL+"/report?url="+long)
 	if resp.StatusCode != 400 || !bytes.Contains(b, []byte("longer than 2048")) {
 		t.Errorf("long url: %d %.300s", resp.StatusCode, b)
 	}
@@ -204,12 +184,12 @@ func TestScanPageWeight(t *testing.T) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	for _, p := range []struct{ path, ctype string }{{"/", "text/html"}, {"/assets/app.css", "text/css"}, {"/assets/app.js", "text/javascript"}} {
-		resp, b := get(t, svc.URL+p.path, "Accept", "text/html")
+		resp, b := testenv.Get(t, svc.URL+p.path, "Accept", "text/html")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), p.ctype) {
 			t.Fatalf("%s: %d %q", p.path, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 		if p.path != "/" {
-			if r2, _ := get(t, svc.URL+p.path, "If-None-Match", resp.Header.Get("ETag")); r2.StatusCode != 304 {
+			if r2, _ := testenv.Get(t, svc.URL+p.path, "If-None-Match", resp.Header.Get("ETag")); r2.StatusCode != 304 {
 				t.Errorf("%s: revalidation %d", p.path, r2.StatusCode)
 			}
 		}
@@ -228,12 +208,12 @@ func TestResultPageStarters(t *testing.T) {
 	svc := start(t, stack.Options{Env: pageEnv})
 	s := site(t, "partial")
 	q := url.QueryEscape(s.URL)
-	resp, b := get(t, svc.URL+"/api/scan?format=json&url="+q)
+	resp, b := testenv.Get(t, svc.URL+"/api/scan?format=json&url="+q)
 	var rep report.Result
 	if resp.StatusCode != 200 || json.Unmarshal(b, &rep) != nil {
 		t.Fatalf("scan: %d %.300s", resp.StatusCode, b)
 	}
-	_, page := get(t, svc.URL+"/report?url="+q)
+	_, page := testenv.Get(t, svc.URL+"/report?url="+q)
 	shown := 0
 	for _, c := range checks.Web() {
 		res, _ := rep.Check(c.ID)
@@ -261,25 +241,25 @@ func TestResultPageStarters(t *testing.T) {
 // lists every web check of the catalog; /showcase ranks scanned sites.
 func TestGeneratedPages(t *testing.T) {
 	svc := start(t, stack.Options{Env: pageEnv})
-	_, llms := get(t, svc.URL+"/llms.txt")
-	_, sitemap := get(t, svc.URL+"/sitemap.xml")
+	_, llms := testenv.Get(t, svc.URL+"/llms.txt")
+	_, sitemap := testenv.Get(t, svc.URL+"/sitemap.xml")
 
 	// The edge keeps the showcase a minute: the empty one is another service's.
 	empty := start(t, stack.Options{Env: pageEnv})
-	resp, b := get(t, empty.URL+"/showcase")
+	resp, b := testenv.Get(t, empty.URL+"/showcase")
 	if resp.StatusCode != 200 || !bytes.Contains(b, []byte("No site has been scanned yet")) {
 		t.Fatalf("empty showcase: %d %.300s", resp.StatusCode, b)
 	}
 	s := site(t, "full")
-	if resp, b := get(t, svc.URL+"/api/scan?format=json&url="+url.QueryEscape(s.URL)); resp.StatusCode != 200 {
+	if resp, b := testenv.Get(t, svc.URL+"/api/scan?format=json&url="+url.QueryEscape(s.URL)); resp.StatusCode != 200 {
 		t.Fatalf("scan: %d %.200s", resp.StatusCode, b)
 	}
 	var rep report.Result
-	_, b = get(t, svc.URL+"/api/report?url="+url.QueryEscape(s.URL))
+	_, b = testenv.Get(t, svc.URL+"/api/report?url="+url.QueryEscape(s.URL))
 	json.Unmarshal(b, &rep)
 
 	for _, p := range []struct{ path, ldType string }{{"/how-we-score", "TechArticle"}, {"/showcase", "CollectionPage"}} {
-		resp, b := get(t, svc.URL+p.path, "Accept", "text/html")
+		resp, b := testenv.Get(t, svc.URL+p.path, "Accept", "text/html")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(resp.Header.Get("Vary"), "Accept") {
 			t.Fatalf("%s: %d %v", p.path, resp.StatusCode, resp.Header)
 		}
@@ -294,7 +274,7 @@ func TestGeneratedPages(t *testing.T) {
 		if ld == nil || json.Unmarshal(ld[1], &graph) != nil || graph["@type"] != p.ldType {
 			t.Errorf("%s: JSON-LD %q", p.path, ld)
 		}
-		mresp, md := get(t, svc.URL+p.path, "Accept", "text/markdown")
+		mresp, md := testenv.Get(t, svc.URL+p.path, "Accept", "text/markdown")
 		if !strings.HasPrefix(mresp.Header.Get("Content-Type"), "text/markdown") || bytes.Contains(md, []byte("<html")) || !bytes.HasPrefix(md, []byte("# ")) {
 			t.Errorf("%s as markdown: %q %.200s", p.path, mresp.Header.Get("Content-Type"), md)
 		}
@@ -315,7 +295,7 @@ func TestGeneratedPages(t *testing.T) {
 			}
 		}
 	}
-	if resp, b := get(t, svc.URL+"/api/showcase?limit=500"); resp.StatusCode != 400 || !bytes.Contains(b, []byte("1 to 50")) {
+	if resp, b := testenv.Get(t, svc.URL+"/api/showcase?limit=500"); resp.StatusCode != 400 || !bytes.Contains(b, []byte("1 to 50")) {
 		t.Errorf("/api/showcase?limit=500: %d %s", resp.StatusCode, b)
 	}
 }
@@ -341,7 +321,7 @@ func TestScanWithoutJavaScript(t *testing.T) {
 		return resp, b
 	}
 	q := url.QueryEscape(s.URL)
-	_, b := get(t, svc.URL+"/report?url="+q)
+	_, b := testenv.Get(t, svc.URL+"/report?url="+q)
 	if !bytes.Contains(b, []byte(`<form id="scan-now" method="post" action="`+html.EscapeString("/report?url="+q)+`">`)) {
 		t.Fatalf("the no-report page has no scan button: %.1500s", b)
 	}
@@ -352,9 +332,9 @@ func TestScanWithoutJavaScript(t *testing.T) {
 	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/report?url="+q || resp.Header.Get("RateLimit-Remaining") != "2" {
 		t.Fatalf("post: %d %q, %s remaining", resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("RateLimit-Remaining"))
 	}
-	_, page := get(t, svc.URL+resp.Header.Get("Location"))
+	_, page := testenv.Get(t, svc.URL+resp.Header.Get("Location"))
 	var rep report.Result
-	_, raw := get(t, svc.URL+"/api/report?url="+q)
+	_, raw := testenv.Get(t, svc.URL+"/api/report?url="+q)
 	json.Unmarshal(raw, &rep)
 	if m := scoreRe.FindSubmatch(page); m == nil || string(m[1]) != strconv.Itoa(rep.Score.Value) {
 		t.Errorf("after the post the page shows %q, the report %d", m, rep.Score.Value)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -29,27 +28,7 @@ var payClient = &http.Client{Timeout: 2 * time.Minute} // a deep scan may take i
 
 func payCall(t *testing.T, method, target, body string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, target, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := payClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the body: %v", method, target, err)
-	}
-	return resp, b
+	return testenv.Do(t, payClient, testenv.Request(t, method, target, body, hdr...))
 }
 
 func buyDeepScan(t *testing.T, svc *stack.Stack, target string, hdr ...string) (*http.Response, []byte) {

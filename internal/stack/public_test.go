@@ -20,6 +20,7 @@ import (
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/internal/testing/redistest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 	"github.com/agentready/agentready/origin/store"
 )
 
@@ -100,17 +101,6 @@ func envelope(t *testing.T, what string, resp *http.Response, b []byte) report.E
 		t.Errorf("%s: Content-Type %q", what, ct)
 	}
 	return e
-}
-
-func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within %s", what, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // Oversized and malformed requests get envelopes that say what is wrong,
@@ -300,7 +290,7 @@ func TestPublicConnectionCap(t *testing.T) {
 	}
 	held[0].Close()
 	held = held[1:]
-	eventually(t, "the freed slot to be usable", 30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "the freed slot to be usable", func() bool {
 		resp, _ := raw(t, addr, "127.0.0.5", "GET /openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 		return resp.StatusCode == 200
 	})
@@ -367,7 +357,7 @@ func TestStackWithFrozenRedis(t *testing.T) {
 	}
 	srv.Thaw()
 	thawed = true
-	eventually(t, "scans to work again after the thaw", 30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "scans to work again after the thaw", func() bool {
 		code, _ := timed(scan)
 		return code == 200
 	})

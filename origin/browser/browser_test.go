@@ -316,18 +316,6 @@ func newHoldServer(t *testing.T) *holdServer {
 	return h
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestQueueFullIsBusy(t *testing.T) {
 	h := newHoldServer(t)
 	p := newTestPool(t, Config{Tabs: 1, Queue: 1, JobTimeout: time.Minute})
@@ -335,9 +323,9 @@ func TestQueueFullIsBusy(t *testing.T) {
 	defer cancel()
 	errs := make(chan error, 2)
 	go func() { _, err := p.Render(ctx, h.URL+"/hold"); errs <- err }()
-	waitFor(t, "the first job to reach the server", 30*time.Second, func() bool { return h.started.Load() == 1 })
+	testenv.Eventually(t, 30*time.Second, "the first job to reach the server", func() bool { return h.started.Load() == 1 })
 	go func() { _, err := p.Render(ctx, h.URL+"/ok"); errs <- err }()
-	waitFor(t, "the second job to queue", 10*time.Second, func() bool { return p.Health().Queued == 1 })
+	testenv.Eventually(t, 10*time.Second, "the second job to queue", func() bool { return p.Health().Queued == 1 })
 	if h := p.Health(); h.State != "running" || h.InFlight != 1 {
 		t.Errorf("health with a job running = %+v", h)
 	}
@@ -378,7 +366,7 @@ func TestCrashedBrowserIsRestarted(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { _, err := p.Render(ctx, h.URL+"/hold"); errc <- err }()
-	waitFor(t, "the job to reach the server", 30*time.Second, func() bool { return h.started.Load() == 1 })
+	testenv.Eventually(t, 30*time.Second, "the job to reach the server", func() bool { return h.started.Load() == 1 })
 	pid := p.browserPID()
 	if pid == 0 {
 		t.Fatal("no browser process")
@@ -417,7 +405,7 @@ func TestHungBrowserIsRestarted(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { _, err := p.Render(ctx, h.URL+"/hold"); errc <- err }()
-	waitFor(t, "the job to reach the server", 30*time.Second, func() bool { return h.started.Load() == 1 })
+	testenv.Eventually(t, 30*time.Second, "the job to reach the server", func() bool { return h.started.Load() == 1 })
 	pid := p.browserPID()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -480,7 +468,7 @@ func TestPageWeightCap(t *testing.T) {
 	}
 	// The proxy stops reading: the server cannot push all 10 MiB (socket
 	// buffers hold a few MiB at most).
-	waitFor(t, "the server's writes to stop", 10*time.Second, func() bool {
+	testenv.Eventually(t, 10*time.Second, "the server's writes to stop", func() bool {
 		before := sent.Load()
 		time.Sleep(100 * time.Millisecond)
 		return sent.Load() == before

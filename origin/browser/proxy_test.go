@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // The proxy on its own, without a browser: what it forwards, what it
@@ -167,7 +168,7 @@ func TestProxyPolicyAndSelf(t *testing.T) {
 		t.Errorf("production policy refuses a public address: %v", err)
 	}
 
-	open := policyCheck(fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true})
+	open := policyCheck(loopback.Policy())
 	e := newTestEndpoint(t, open, nil, 0)
 	resp, err := proxyClient(e).Get(e.URL() + "/loop")
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 func fixtureSite(t *testing.T, name string) *fixture.Site {
@@ -32,7 +34,7 @@ func fixtureSite(t *testing.T, name string) *fixture.Site {
 func renderScan(t *testing.T, p *Pool) *engine.Scanner {
 	t.Helper()
 	return engine.New(engine.Options{Deadline: 30 * time.Second, Renderer: p.Renderer(),
-		Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+		Fetch: fetch.Config{Policy: loopback.Policy()}})
 }
 
 // The spa fixture builds its page in script: with real Chromium the
@@ -221,7 +223,7 @@ func TestRenderedConsoleErrorsSayWhere(t *testing.T) {
 		}
 	}
 	// Chromium did ask for the icon, so the filter had something to drop.
-	waitFor(t, "Chromium's own /favicon.ico request", 10*time.Second, func() bool {
+	testenv.Eventually(t, 10*time.Second, "Chromium's own /favicon.ico request", func() bool {
 		return slices.ContainsFunc(site.Hits(), func(h fixture.Hit) bool { return h.Path == "/favicon.ico" })
 	})
 }
@@ -252,7 +254,7 @@ func TestRendererRetriesOnFreshBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	killAt := func(n int64) {
-		waitFor(t, fmt.Sprintf("render %d to reach the server", n), 30*time.Second, func() bool { return h.started.Load() == n })
+		testenv.Eventually(t, 30*time.Second, fmt.Sprintf("render %d to reach the server", n), func() bool { return h.started.Load() == n })
 		pid := p.Health().PID
 		if pid == 0 {
 			t.Fatal("no browser process")
@@ -270,7 +272,7 @@ func TestRendererRetriesOnFreshBrowser(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { rp, err := p.Renderer().Render(ctx, h.URL+"/hold"); done <- result{rp, err} }()
 	killAt(1)
-	waitFor(t, "the pool to notice the crash", 30*time.Second, func() bool { return p.Health().Restarts == 1 })
+	testenv.Eventually(t, 30*time.Second, "the pool to notice the crash", func() bool { return p.Health().Restarts == 1 })
 	close(h.release)
 	r := <-done
 	if r.err != nil || !strings.Contains(r.page.HTML, "<title>ok</title>") {

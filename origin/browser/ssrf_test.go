@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // sentinel is a server the tests' guard refuses (on 127.0.0.2, or on the
@@ -344,7 +345,7 @@ func TestProductionPolicyRefusesLoopback(t *testing.T) {
 		t.Errorf("refused URLs started the browser: %+v", h)
 	}
 
-	open := newTestPool(t, Config{Check: policyCheck(fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true})})
+	open := newTestPool(t, Config{Check: policyCheck(loopback.Policy())})
 	r, err := open.Render(ctx, srv.URL+"/")
 	if err != nil {
 		t.Fatalf("AllowPrivate: %v", err)

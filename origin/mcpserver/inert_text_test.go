@@ -21,6 +21,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -38,7 +39,7 @@ var (
 // characters are \u escapes. Real scan of the fixture over loopback, the
 // tool called by the MCP Go client over HTTP.
 func TestToolTextIsInertMarkdown(t *testing.T) {
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: loopback.Policy()}})
 	s, err := New(Deps{
 		ValidateURL: func(raw string) (string, error) { return raw, nil },
 		Scan:        func(ctx context.Context, u string) (*report.Result, error) { return sc.Scan(ctx, u, nil) },

@@ -16,6 +16,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -25,7 +26,7 @@ import (
 // client over HTTP: its structured content is advice.For of the very result
 // the scan returned, field for field.
 func TestRecommendationsAreTheEnginePlan(t *testing.T) {
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: loopback.Policy()}})
 	var mu sync.Mutex
 	scanned := map[string]*report.Result{}
 	s, err := New(Deps{

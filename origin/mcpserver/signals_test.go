@@ -16,6 +16,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -24,7 +25,7 @@ import (
 // signals fixture site where all five pass (so the SDK also validates the
 // structured content against the tools' output schemas).
 func TestSignalsOverMCP(t *testing.T) {
-	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}}})
+	sc := engine.New(engine.Options{Fetch: fetch.Config{Policy: loopback.Policy()}})
 	s, err := New(Deps{
 		ValidateURL: func(raw string) (string, error) { return raw, nil },
 		Scan:        func(ctx context.Context, u string) (*report.Result, error) { return sc.Scan(ctx, u, nil) },

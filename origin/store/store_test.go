@@ -61,17 +61,6 @@ func backends(t *testing.T) map[string]func(t *testing.T) Backend {
 	return m
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 5 s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestConformance(t *testing.T) {
 	for name, open := range backends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -115,7 +104,7 @@ func testScanCache(t *testing.T, b Backend) {
 	if err := c.Put(ctx, "https://short.example/", []byte("x"), time.Now(), 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "TTL expiry", func() bool {
+	testenv.Eventually(t, 5*time.Second, "TTL expiry", func() bool {
 		_, _, err := c.Get(ctx, "https://short.example/")
 		return errors.Is(err, ErrNotFound)
 	})
@@ -193,7 +182,7 @@ func testIdempotency(t *testing.T, b Backend) {
 	// An abandoned key frees itself when its lease ends; the old holder can
 	// no longer overwrite what the new one does.
 	var next *Claim
-	eventually(t, "an abandoned in-flight key to expire", func() bool {
+	testenv.Eventually(t, 5*time.Second, "an abandoned in-flight key to expire", func() bool {
 		next, _, _ = s.Begin(ctx, "ip:1", "k2", "fp-c", time.Minute)
 		return next != nil
 	})
@@ -292,7 +281,7 @@ func testScreenshots(t *testing.T, b Backend) {
 	if err := shots.Put(ctx, "https://d.example/", png, at, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "screenshot expiry", func() bool {
+	testenv.Eventually(t, 5*time.Second, "screenshot expiry", func() bool {
 		_, err := shots.Get(ctx, "https://d.example/")
 		return errors.Is(err, ErrNotFound)
 	})

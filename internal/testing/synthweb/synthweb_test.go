@@ -10,6 +10,7 @@ import (
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // Every kind of synthetic site, scanned alone, gets exactly its pinned
@@ -26,7 +27,7 @@ func TestEveryKindGetsItsPinnedVerdicts(t *testing.T) {
 	}
 	sc := engine.New(engine.Options{Deadline: 10 * time.Second, Fetch: fetch.Config{
 		RequestTimeout: time.Second, // a hung site's timeout, not 5 s
-		Policy:         fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}, Resolver: w}})
+		Policy:         loopback.Policy(), Resolver: w}})
 	// One site of each kind: every profile served directly, slowly and
 	// through a redirect, a hung site and a name that does not resolve.
 	seen := map[string]int{}
