@@ -11,8 +11,8 @@ import (
 
 	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/htmlpage"
-	"github.com/agentready/agentready/engine/jsonld"
+	"github.com/agentready/agentready/engine/parse/htmlpage"
+	"github.com/agentready/agentready/engine/parse/jsonld"
 	"github.com/agentready/agentready/engine/report"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/internal/signal"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/signal"
 	"github.com/agentready/agentready/internal/testing/fixture"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	. "github.com/agentready/agentready/edge/x402"
-	"github.com/agentready/agentready/engine/wellknown"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 )
 
 // Our requirements satisfy the scanner's own x402 check (2.11) in both versions.

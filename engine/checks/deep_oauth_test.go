@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/wellknown"
 )
 
 const oauthOrigin = "https://shop.example" // the origin of these synthetic sites

@@ -10,10 +10,10 @@ import (
 
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/htmlpage"
-	"github.com/agentready/agentready/engine/jsonld"
+	"github.com/agentready/agentready/engine/parse/htmlpage"
+	"github.com/agentready/agentready/engine/parse/jsonld"
+	"github.com/agentready/agentready/engine/parse/robots"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/robots"
 )
 
 func judgePages(t *testing.T, doc *gather.PagesDoc, robotsTxt string) report.DeepProbe {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/xmldoc"
+	"github.com/agentready/agentready/engine/parse/xmldoc"
 )
 
 // Checks of the feed family (engine/gather/feed.go): the RSS, Atom or JSON

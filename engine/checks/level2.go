@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/openapi"
+	"github.com/agentready/agentready/engine/parse/openapi"
 )
 
 const noSpec = "No OpenAPI document was found, so there is no API description to grade."

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/openapi"
+	"github.com/agentready/agentready/engine/parse/openapi"
 )
 
 func init() {

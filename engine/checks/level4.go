@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/htmlpage"
-	"github.com/agentready/agentready/engine/jsonld"
+	"github.com/agentready/agentready/engine/parse/htmlpage"
+	"github.com/agentready/agentready/engine/parse/jsonld"
 )
 
 func init() {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/gather"
-	"github.com/agentready/agentready/engine/mcpcard"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
 )
 
 // Checks of the MCP family (engine/gather/mcp.go): the MCP server card and

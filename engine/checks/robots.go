@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/parse/robots"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/robots"
 )
 
 // Checks of the robots family (engine/gather/robots.go): the AI policy

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentready/agentready/engine/commerce"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/internal/signal"
+	"github.com/agentready/agentready/engine/parse/commerce"
+	"github.com/agentready/agentready/engine/parse/webbotauth"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/signal"
-	"github.com/agentready/agentready/engine/webbotauth"
 )
 
 // Signal is an identity or commerce signal: judged like a check (a pure

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/internal/signal"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/signal"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 

@@ -2,7 +2,7 @@ package gather
 
 import (
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/wellknown"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 )
 
 // The auth family: authorization-server metadata (OpenID configuration and

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/mcpcard"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
 	"github.com/agentready/agentready/engine/weburl"
 )
 

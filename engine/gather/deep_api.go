@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/openapi"
+	"github.com/agentready/agentready/engine/parse/openapi"
 	"github.com/agentready/agentready/engine/weburl"
 )
 
@@ -192,7 +192,7 @@ func APIIsJSON(mediaType string) bool {
 }
 
 // apiDesc is what the deep API probes take from the OpenAPI description,
-// as engine/openapi read it (the one reader of descriptions: its servers,
+// as engine/parse/openapi read it (the one reader of descriptions: its servers,
 // security and documented errors).
 type apiDesc struct {
 	SpecURL    string

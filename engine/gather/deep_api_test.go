@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/openapi"
+	"github.com/agentready/agentready/engine/parse/openapi"
 	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/internal/testing/loopback"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
-// planOf is what the probes take from doc, loaded by engine/openapi as the
+// planOf is what the probes take from doc, loaded by engine/parse/openapi as the
 // free scan loads a description found at at.
 func planOf(t testing.TB, doc, at string) *apiDesc {
 	t.Helper()
@@ -217,7 +217,7 @@ func TestAPIPlanCorpus(t *testing.T) {
 			t.Errorf("%s: servers %v, want %v", name, d.Servers, w)
 		}
 		// Its GET /board/{row}/{column} writes its security as a map, which
-		// engine/openapi repairs (with a finding): the operation is secured
+		// engine/parse/openapi repairs (with a finding): the operation is secured
 		// and documents no 401 or 403, so no request can provoke its 400.
 		if name == "tictactoe-v3.1.yaml" && len(d.Ops) != 0 {
 			t.Errorf("%s: ops %+v", name, d.Ops)

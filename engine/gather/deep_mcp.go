@@ -17,9 +17,9 @@ import (
 
 	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/mcpcard"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/agentready/agentready/engine/wellknown"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

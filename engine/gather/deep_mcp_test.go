@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/mcpcard"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentready/agentready/internal/testing/loopback"

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/clip"
-	"github.com/agentready/agentready/engine/commerce"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/parse/commerce"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/agentready/agentready/engine/wellknown"
 )
 
 // The deep probes oauth.metadata and oauth.challenge: the site's OAuth
@@ -334,7 +334,7 @@ func oauthFieldsOf(r *fetch.Response, read ...*AuthMetadata) *wellknown.OAuthFie
 }
 
 // AuthChallenge is one challenge of a WWW-Authenticate header (RFC 9110
-// §11.6.1), as the one parser of that grammar reads it (engine/commerce,
+// §11.6.1), as the one parser of that grammar reads it (engine/parse/commerce,
 // which also reads MPP's Payment challenges).
 type AuthChallenge = commerce.Challenge
 

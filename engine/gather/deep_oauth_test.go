@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/openapi"
-	"github.com/agentready/agentready/engine/wellknown"
+	"github.com/agentready/agentready/engine/parse/openapi"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
@@ -393,7 +393,7 @@ func TestOAuthGatherersIgnoreRejectedMetadata(t *testing.T) {
 }
 
 // Without a PRM resource, the protected API tried is the first secured
-// parameterless GET as engine/openapi reads security: one whose
+// parameterless GET as engine/parse/openapi reads security: one whose
 // authentication is optional (an empty requirement beside another) is not
 // secured, so an operation the document's requirement covers is preferred.
 func TestProtectedTargetReadsSecurityOnce(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/htmlpage"
-	"github.com/agentready/agentready/engine/jsonld"
+	"github.com/agentready/agentready/engine/parse/htmlpage"
+	"github.com/agentready/agentready/engine/parse/jsonld"
 	"github.com/agentready/agentready/engine/weburl"
 )
 

@@ -1,10 +1,10 @@
 package gather
 
 import (
-	"github.com/agentready/agentready/engine/agentcard"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/llmstxt"
-	"github.com/agentready/agentready/engine/wellknown"
+	"github.com/agentready/agentready/engine/parse/agentcard"
+	"github.com/agentready/agentready/engine/parse/llmstxt"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 )
 
 // The discovery family: the documents a site publishes for agents to find

@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/parse/xmldoc"
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/agentready/agentready/engine/xmldoc"
 )
 
 // The feed family: the RSS, Atom or JSON Feed the homepage links, else the

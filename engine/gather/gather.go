@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/mcpcard"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
 )
 
 // Accept headers: each request says what it wants.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/mcpcard"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
 	"github.com/agentready/agentready/engine/weburl"
 )
 

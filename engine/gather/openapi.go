@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/linkset"
-	"github.com/agentready/agentready/engine/openapi"
+	"github.com/agentready/agentready/engine/parse/linkset"
+	"github.com/agentready/agentready/engine/parse/openapi"
 	"github.com/agentready/agentready/engine/weburl"
 )
 

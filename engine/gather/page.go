@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/htmlpage"
-	"github.com/agentready/agentready/engine/jsonld"
-	"github.com/agentready/agentready/engine/linkset"
+	"github.com/agentready/agentready/engine/parse/htmlpage"
+	"github.com/agentready/agentready/engine/parse/jsonld"
+	"github.com/agentready/agentready/engine/parse/linkset"
 	"github.com/agentready/agentready/engine/weburl"
 )
 

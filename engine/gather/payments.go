@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/wellknown"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 )
 
 // The payments family: /.well-known/x402 and every 402 answer of the scan

@@ -4,9 +4,9 @@ import (
 	"net/url"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/robots"
+	"github.com/agentready/agentready/engine/parse/robots"
+	"github.com/agentready/agentready/engine/parse/xmldoc"
 	"github.com/agentready/agentready/engine/weburl"
-	"github.com/agentready/agentready/engine/xmldoc"
 )
 
 // The robots family: /robots.txt parsed per RFC 9309, and the sitemap it

@@ -1,9 +1,9 @@
 package gather
 
 import (
-	"github.com/agentready/agentready/engine/commerce"
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/webbotauth"
+	"github.com/agentready/agentready/engine/parse/commerce"
+	"github.com/agentready/agentready/engine/parse/webbotauth"
 )
 
 // The identity and commerce signals (not scored) cost at most three

@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentready/agentready/engine/mcpcard"
-	"github.com/agentready/agentready/engine/openapi"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
+	"github.com/agentready/agentready/engine/parse/openapi"
 )
 
 // dataFile reads JSON/YAML/TOML/.env files: OpenAPI documents, tool

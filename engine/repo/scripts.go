@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentready/agentready/engine/mcpcard"
+	"github.com/agentready/agentready/engine/parse/mcpcard"
 )
 
 // blankComments replaces comments with spaces (keeping newlines, so line

@@ -16,9 +16,9 @@ import (
 
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine/advice"
-	"github.com/agentready/agentready/engine/agentcard"
 	"github.com/agentready/agentready/engine/checks"
-	"github.com/agentready/agentready/engine/llmstxt"
+	"github.com/agentready/agentready/engine/parse/agentcard"
+	"github.com/agentready/agentready/engine/parse/llmstxt"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/payment"
 )

@@ -29,8 +29,8 @@ import (
 	"github.com/agentready/agentready/edge/token"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/parse/wellknown"
 	"github.com/agentready/agentready/engine/report"
-	"github.com/agentready/agentready/engine/wellknown"
 	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )

@@ -8,7 +8,7 @@ import (
 // The list is what the test files hold: a package's targets, and none of
 // a package without any (the Makefile's hand-kept list missed eight).
 func TestListReadsTheTestFiles(t *testing.T) {
-	got, err := list([]string{"../../../engine/robots", "../../../survey", "../../../apierr"})
+	got, err := list([]string{"../../../engine/parse/robots", "../../../survey", "../../../apierr"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func TestListReadsTheTestFiles(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{
-		"github.com/agentready/agentready/engine/robots:FuzzParse",
+		"github.com/agentready/agentready/engine/parse/robots:FuzzParse",
 		"github.com/agentready/agentready/survey:FuzzParseList",
 		"github.com/agentready/agentready/survey:FuzzParseQueueEntry",
 		"github.com/agentready/agentready/survey:FuzzParseQueueMeta",
