@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentready/agentready/internal/testing/edgemodule"
 	"github.com/agentready/agentready/wasm"
 )
 
@@ -22,7 +23,7 @@ import (
 func host(t *testing.T, origin *httptest.Server, dial func(context.Context) (net.Conn, error)) *httptest.Server {
 	t.Helper()
 	env := map[string]string{"AGENTREADY_TOKEN_KEYS": "k1:0123456789abcdef0123456789abcdef", "AGENTREADY_EDGE_SECRET": "s3cret"}
-	h, err := wasm.New(context.Background(), edgeModule(t), wasm.Options{OriginURL: origin.URL, Dial: dial, Env: env,
+	h, err := wasm.New(context.Background(), edgemodule.Build(t), wasm.Options{OriginURL: origin.URL, Dial: dial, Env: env,
 		CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
 	if err != nil {
 		t.Fatal(err)

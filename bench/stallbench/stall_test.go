@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/stacktest"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -73,7 +74,7 @@ func BenchmarkDocumentWhileRequestsWaitOnOrigin(b *testing.B) {
 			env := edgetest.Env()
 			env["AGENTREADY_EDGE_SECRET"] = "0123456789abcdef0123456789abcdef"
 			env["AGENTREADY_FREE_DAILY"] = "1000000"
-			svc := edgetest.StartStack(b, env, stack.Options{Role: stack.RoleEdge, Origins: []string{origin.URL},
+			svc := stacktest.Start(b, env, stack.Options{Role: stack.RoleEdge, Origins: []string{origin.URL},
 				EdgeModule: mod, CacheDir: filepath.Join(os.TempDir(), "agentready-bench-wazero")})
 			client := &http.Client{Timeout: time.Minute}
 			var wg sync.WaitGroup

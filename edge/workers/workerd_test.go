@@ -22,6 +22,7 @@ import (
 	"github.com/agentready/agentready/edge"
 	"github.com/agentready/agentready/internal/stack"
 	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/stacktest"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -173,7 +174,7 @@ const edge :Workerd.Worker = (
 
 // startOrigin starts the origin (with its own embedded store) that the Worker forwards to.
 func startOrigin(tb testing.TB, env map[string]string) string {
-	return edgetest.StartStack(tb, env, stack.Options{}).OriginURL
+	return stacktest.Start(tb, env, stack.Options{}).OriginURL
 }
 
 // deployment is env completed as a Workers deployment is configured: the

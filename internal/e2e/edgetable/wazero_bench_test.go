@@ -1,4 +1,4 @@
-package wasm_test
+package edgetable_test
 
 import (
 	"net/http"
@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgemodule"
 	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/stacktest"
 	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
@@ -21,7 +23,7 @@ func BenchmarkHost(b *testing.B) {
 	for _, k := range []string{"AGENTREADY_FREE_DAILY", "AGENTREADY_BADGE_DAILY"} {
 		env[k] = "1000000000"
 	}
-	svc := edgetest.StartStack(b, env, stack.Options{EdgeModule: edgeModule(b), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
+	svc := stacktest.Start(b, env, stack.Options{EdgeModule: edgemodule.Build(b), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
 	site, err := fixture.Start(filepath.Join(testenv.RepoRoot(), "testdata", "sites", "full"))
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package wasm_test
+package edgetable_test
 
 import (
 	"io"
@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgemodule"
 	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/stacktest"
 )
 
 // A request that waits in a host call holds its instance: a badge for a
@@ -50,8 +52,8 @@ func TestRequestsWaitingOnTheOriginDoNotStallTheEdge(t *testing.T) {
 	env := edgetest.Env()
 	env["AGENTREADY_EDGE_SECRET"] = "0123456789abcdef0123456789abcdef"
 	env["AGENTREADY_FREE_DAILY"] = "1000" // every badge below reaches the origin
-	svc := edgetest.StartStack(t, env, stack.Options{Role: stack.RoleEdge, Origins: []string{hung.URL},
-		EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
+	svc := stacktest.Start(t, env, stack.Options{Role: stack.RoleEdge, Origins: []string{hung.URL},
+		EdgeModule: edgemodule.Build(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
 
 	// More than the warm instances (wasm.Options.Instances: one per CPU, at
 	// least 2), fewer than the most the pool grows to (4 times as many).

@@ -1,4 +1,8 @@
-package edgetest
+// Package stacktest starts the whole service (origin and edge, on an
+// embedded store of its own) on loopback for a test. It is apart from
+// edgetest, the edge's behavioural table, so that a test that only needs
+// the table's contract does not link the service.
+package stacktest
 
 import (
 	"context"
@@ -7,15 +11,16 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/origin/store"
 )
 
-// StartStack starts origin and edge on loopback with env as the settings, an
+// Start starts origin and edge on loopback with env as the settings, an
 // embedded store of its own, private targets allowed (fixture sites), and
 // shutdown at the end of the test. opts sets what a build needs beyond that
-// (EdgeModule, CacheDir). With env[OriginDown] set, the origin is stopped
-// before StartStack returns.
-func StartStack(tb testing.TB, env map[string]string, opts stack.Options) *stack.Stack {
+// (EdgeModule, CacheDir). With env[edgetest.OriginDown] set, the origin is stopped
+// before Start returns.
+func Start(tb testing.TB, env map[string]string, opts stack.Options) *stack.Stack {
 	tb.Helper()
 	st, err := store.OpenEmbedded(tb.TempDir())
 	if err != nil {
@@ -34,7 +39,7 @@ func StartStack(tb testing.TB, env map[string]string, opts stack.Options) *stack
 		svc.Shutdown(ctx)
 		st.Close()
 	})
-	if env[OriginDown] != "" {
+	if env[edgetest.OriginDown] != "" {
 		// Serve starts in a goroutine: a Shutdown before it listens would be
 		// lost, so wait until the origin answers, then stop it.
 		hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}

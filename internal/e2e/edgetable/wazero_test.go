@@ -1,4 +1,4 @@
-package wasm_test
+package edgetable_test
 
 import (
 	"io"
@@ -11,12 +11,15 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgemodule"
 	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/stacktest"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
-func start(t *testing.T, env map[string]string) string {
-	svc := edgetest.StartStack(t, env, stack.Options{EdgeModule: edgeModule(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
+func startWazero(t *testing.T, env map[string]string) string {
+	svc := stacktest.Start(t, env, stack.Options{EdgeModule: edgemodule.Build(t), CacheDir: filepath.Join(os.TempDir(), "agentready-test-wazero")})
 	if !svc.Wasm {
 		t.Fatal("the stack did not host the module")
 	}
@@ -24,15 +27,15 @@ func start(t *testing.T, env map[string]string) string {
 }
 
 // The behavioural table, against the edge compiled to WebAssembly and hosted by wazero.
-func TestWazeroEdge(t *testing.T) { edgetest.Run(t, start) }
+func TestWazeroEdge(t *testing.T) { edgetest.Run(t, startWazero) }
 
 // 64 concurrent clients through a pool of warm instances: every answer belongs
 // to its own request (no state leaks between requests sharing an instance).
 func TestConcurrentClientsNoCrossTalk(t *testing.T) {
-	base := start(t, edgetest.Env())
+	base := startWazero(t, edgetest.Env())
 	var sites []*fixture.Site
 	for _, name := range []string{"full", "peer", "partial", "empty"} {
-		s, err := fixture.Start(filepath.Join("..", "testdata", "sites", name))
+		s, err := fixture.Start(filepath.Join(testenv.RepoRoot(), "testdata", "sites", name))
 		if err != nil {
 			t.Fatal(err)
 		}
