@@ -336,19 +336,25 @@ func TestMonitorEndToEnd(t *testing.T) {
 	_ = ctrl
 }
 
-// A monitor created with an API key (vouched for by the edge) is that
-// caller's: anyone else gets 404 for it, never 403.
-func TestMonitorBoundToCaller(t *testing.T) {
-	secret := []byte("edge-secret-for-the-monitor-test-01")
-	o := startOrigin(t, origin.Config{EdgeSecret: secret, Monitors: fastMonitors()}, nil)
-	recv := newReceiver(t)
-	as := func(c identity.Caller, method, path, body string) []string {
+// signedAs returns what the edge adds to c's request (method, path, body)
+// signed with secret: the identity headers, as key, value pairs.
+func signedAs(secret []byte) func(c identity.Caller, method, path, body string) []string {
+	return func(c identity.Caller, method, path, body string) []string {
 		var h []string
 		for k, v := range identity.Sign(secret, c, "127.0.0.1", identity.Request{Method: method, Path: path, Body: []byte(body)}, time.Now()) {
 			h = append(h, k, v)
 		}
 		return h
 	}
+}
+
+// A monitor created with an API key (vouched for by the edge) is that
+// caller's: anyone else gets 404 for it, never 403.
+func TestMonitorBoundToCaller(t *testing.T) {
+	secret := []byte("edge-secret-for-the-monitor-test-01")
+	o := startOrigin(t, origin.Config{EdgeSecret: secret, Monitors: fastMonitors()}, nil)
+	recv := newReceiver(t)
+	as := signedAs(secret)
 	acme := identity.Caller{Tier: identity.APIKey, Subject: "acme"}
 	other := identity.Caller{Tier: identity.APIKey, Subject: "globex"}
 	create := `{"url":"example.com","callback_url":"` + recv.srv.URL + `/k","cadence":"1h"}`
@@ -380,13 +386,7 @@ func TestListMonitors(t *testing.T) {
 	secret := []byte("edge-secret-for-the-monitor-test-01")
 	o := startOrigin(t, origin.Config{EdgeSecret: secret, Monitors: fastMonitors()}, nil)
 	recv := newReceiver(t)
-	as := func(c identity.Caller, method, path, body string) []string {
-		var h []string
-		for k, v := range identity.Sign(secret, c, "127.0.0.1", identity.Request{Method: method, Path: path, Body: []byte(body)}, time.Now()) {
-			h = append(h, k, v)
-		}
-		return h
-	}
+	as := signedAs(secret)
 	acme := identity.Caller{Tier: identity.APIKey, Subject: "acme"}
 	globex := identity.Caller{Tier: identity.APIKey, Subject: "globex"}
 	create := func(c identity.Caller, path string) string {

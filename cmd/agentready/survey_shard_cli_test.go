@@ -2,19 +2,15 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentready/agentready/survey"
 )
@@ -42,7 +38,7 @@ func TestSurveyShardCLI(t *testing.T) {
 			shard := fmt.Sprintf("%d/2", i)
 			out := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
 			dirs = append(dirs, out)
-			code, stdout, stderr := runShardCLI(t, bin, "survey", "--in", list, "--out", out, "--shard", shard, "--allow-private", "--concurrency", "4", "--contact", "mailto:survey@example.org")
+			code, stdout, stderr := runBinary(t, bin, "survey", "--in", list, "--out", out, "--shard", shard, "--allow-private", "--concurrency", "4", "--contact", "mailto:survey@example.org")
 			if code != exitOK {
 				t.Fatalf("--shard %s: exit %d\nstdout: %s\nstderr: %s", shard, code, stdout, stderr)
 			}
@@ -73,7 +69,7 @@ func TestSurveyShardCLI(t *testing.T) {
 		}
 
 		merged := filepath.Join(dir, "merged")
-		code, stdout, stderr := runShardCLI(t, bin, append(append([]string{"survey", "merge"}, dirs...), "--out", merged)...)
+		code, stdout, stderr := runBinary(t, bin, append(append([]string{"survey", "merge"}, dirs...), "--out", merged)...)
 		if code != exitOK {
 			t.Fatalf("merge: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 		}
@@ -104,7 +100,7 @@ func TestSurveyShardCLI(t *testing.T) {
 			shard := fmt.Sprintf("%d/2", i)
 			out := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
 			dirs = append(dirs, out)
-			code, stdout, stderr := runShardCLI(t, bin, "survey", "--in", list, "--out", out, "--shard", shard, "--allow-private", "--contact", "mailto:survey@example.org")
+			code, stdout, stderr := runBinary(t, bin, "survey", "--in", list, "--out", out, "--shard", shard, "--allow-private", "--contact", "mailto:survey@example.org")
 			if code != exitOK {
 				t.Fatalf("--shard %s: exit %d\nstdout: %s\nstderr: %s", shard, code, stdout, stderr)
 			}
@@ -122,7 +118,7 @@ func TestSurveyShardCLI(t *testing.T) {
 			t.Errorf("the two shards wrote %d results for the list's one site", results)
 		}
 		merged := filepath.Join(dir, "merged")
-		code, stdout, stderr := runShardCLI(t, bin, "survey", "merge", dirs[0], dirs[1], "--out", merged)
+		code, stdout, stderr := runBinary(t, bin, "survey", "merge", dirs[0], dirs[1], "--out", merged)
 		if code != exitOK || !strings.Contains(stdout, "Surveyed 1 sites: 1 judged") || !strings.Contains(stdout, "Merged 2 shards of one-site.txt") {
 			t.Fatalf("merge: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 		}
@@ -142,7 +138,7 @@ func TestSurveyShardCLI(t *testing.T) {
 		for _, shard := range []string{"1/2", "2/2"} {
 			out := filepath.Join(dir, "shard-"+shard[:1])
 			dirs = append(dirs, out)
-			code, stdout, stderr := runShardCLI(t, bin, "survey", "--shard", shard, "--allow-private", "--in", list, "--out", out, "--concurrency", "4", "--contact", "mailto:survey@example.org")
+			code, stdout, stderr := runBinary(t, bin, "survey", "--shard", shard, "--allow-private", "--in", list, "--out", out, "--concurrency", "4", "--contact", "mailto:survey@example.org")
 			if code != exitOK {
 				t.Fatalf("--shard %s: exit %d\nstdout: %s\nstderr: %s", shard, code, stdout, stderr)
 			}
@@ -157,7 +153,7 @@ func TestSurveyShardCLI(t *testing.T) {
 			t.Errorf("1/2 and 2/2 surveyed %d of the list's %d sites", len(union), len(sites))
 		}
 		merged := filepath.Join(dir, "merged")
-		code, stdout, stderr := runShardCLI(t, bin, append(append([]string{"survey", "merge"}, dirs...), "--out", merged)...)
+		code, stdout, stderr := runBinary(t, bin, append(append([]string{"survey", "merge"}, dirs...), "--out", merged)...)
 		if code != exitOK || readAdoption(t, merged).Listed != len(sites) {
 			t.Fatalf("merge: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 		}
@@ -173,14 +169,14 @@ func TestSurveyShardCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, "shard-3")
-		code, stdout, stderr := runShardCLI(t, bin, "survey", "--shard", "3/2", "--allow-private", "--in", list, "--out", out)
+		code, stdout, stderr := runBinary(t, bin, "survey", "--shard", "3/2", "--allow-private", "--in", list, "--out", out)
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "shards count from 0, so the 2 shards of this split are 0/2 and 1/2") {
 			t.Errorf("--shard 3/2: exit %d, stdout %q, stderr %q; want %d and the shards named", code, stdout, stderr, exitUsage)
 		}
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the refused run created its --out (%v)", err)
 		}
-		code, _, stderr = runShardCLI(t, bin, "survey", "merge", out, "--out", filepath.Join(dir, "merged"))
+		code, _, stderr = runBinary(t, bin, "survey", "merge", out, "--out", filepath.Join(dir, "merged"))
 		if code != exitUsage || !strings.Contains(stderr, out+" holds no survey (it has no survey.json)") {
 			t.Errorf("merge of a directory without a survey: exit %d, stderr %q", code, stderr)
 		}
@@ -220,34 +216,6 @@ func shardOfKey(key string, n int) int {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	return int(h.Sum64() % uint64(n))
-}
-
-// runShardCLI runs the binary with this process's environment less any
-// AGENTREADY_ setting (AGENTREADY_SURVEY_QUEUE would make a survey a
-// queue's worker), and returns its exit code and output.
-func runShardCLI(t *testing.T, bin string, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGENTREADY_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("agentready %s still running after 3 minutes\nstderr: %s", strings.Join(args, " "), stderr.String())
-	case errors.As(err, &exit):
-		return exit.ExitCode(), stdout.String(), stderr.String()
-	case err != nil:
-		t.Fatalf("agentready %s: %v", strings.Join(args, " "), err)
-	}
-	return 0, stdout.String(), stderr.String()
 }
 
 // resultURLs is the url of every line of a results file.

@@ -9,21 +9,37 @@ import (
 // returns raw with the first alone in their place (net/url reads one
 // host, and no list of bracketed IPv6 addresses), and every host.
 func SplitHosts(raw string) (first string, hosts []string) {
+	a, ok := authorityOf(raw)
+	if !ok {
+		return raw, []string{raw}
+	}
+	hosts = strings.Split(a.hosts, ",")
+	return a.scheme + a.userinfo + hosts[0] + a.tail, hosts
+}
+
+// authority is a URL split around its host list: scheme (with "://"),
+// userinfo (with its '@'), the comma-separated hosts, and the tail (path,
+// query and fragment).
+type authority struct{ scheme, userinfo, hosts, tail string }
+
+// authorityOf splits raw as net/url would if it read a list of hosts: the
+// authority ends at the first '/', '?' or '#', and the userinfo at its last
+// '@'. ok is false without a "://".
+func authorityOf(raw string) (authority, bool) {
 	i := strings.Index(raw, "://")
 	if i < 0 {
-		return raw, []string{raw}
+		return authority{}, false
 	}
 	rest := raw[i+3:]
 	end := len(rest)
 	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
 		end = j
 	}
-	userinfo, list := "", rest[:end]
-	if at := strings.LastIndexByte(list, '@'); at >= 0 {
-		userinfo, list = list[:at+1], list[at+1:]
+	a := authority{scheme: raw[:i+3], hosts: rest[:end], tail: rest[end:]}
+	if at := strings.LastIndexByte(a.hosts, '@'); at >= 0 {
+		a.userinfo, a.hosts = a.hosts[:at+1], a.hosts[at+1:]
 	}
-	hosts = strings.Split(list, ",")
-	return raw[:i+3] + userinfo + hosts[0] + rest[end:], hosts
+	return a, true
 }
 
 // Ambiguous reports whether raw has an '@' after its authority ends: a
@@ -52,24 +68,15 @@ var ErrAmbiguous = errors.New("REDIS_URL has an '@' after its host: percent-enco
 // An empty node (two commas, an empty addr) is returned as "", for the
 // caller to refuse.
 func Seeds(raw string) (first string, hosts []string) {
-	i := strings.Index(raw, "://")
-	if i < 0 {
+	a, ok := authorityOf(raw)
+	if !ok {
 		return raw, []string{raw}
 	}
-	rest := raw[i+3:]
-	end := len(rest)
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		end = j
-	}
-	userinfo, list := "", rest[:end]
-	if at := strings.LastIndexByte(list, '@'); at >= 0 {
-		userinfo, list = list[:at+1], list[at+1:]
-	}
-	for _, h := range strings.Split(list, ",") {
+	for _, h := range strings.Split(a.hosts, ",") {
 		hosts = append(hosts, strings.TrimSpace(h))
 	}
 	// The fragment starts at the first '#', the query at the first '?' before it.
-	path, query, frag := rest[end:], "", ""
+	path, query, frag := a.tail, "", ""
 	if k := strings.IndexByte(path, '#'); k >= 0 {
 		path, frag = path[:k], path[k:]
 	}
@@ -88,7 +95,7 @@ func Seeds(raw string) (first string, hosts []string) {
 			kept = append(kept, p)
 		}
 	}
-	first = raw[:i+3] + userinfo + hosts[0] + path
+	first = a.scheme + a.userinfo + hosts[0] + path
 	if len(kept) > 0 {
 		first += "?" + strings.Join(kept, "&")
 	}
