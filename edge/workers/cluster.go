@@ -38,6 +38,10 @@ func keySlot(key string) uint16 {
 	return crc % clusterSlots
 }
 
+// KeySlot is the Cluster's CLUSTER KEYSLOT of key (the tests that run the
+// Worker against a real Cluster place keys with it).
+func KeySlot(key string) uint16 { return keySlot(key) }
+
 // redirect is a Cluster node's -MOVED (the slot lives elsewhere now) or -ASK
 // (this one command goes elsewhere, after ASKING: the slot is being moved).
 type redirect struct {

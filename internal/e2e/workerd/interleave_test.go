@@ -1,4 +1,4 @@
-package workers_test
+package workerd_test
 
 import (
 	"crypto/sha256"

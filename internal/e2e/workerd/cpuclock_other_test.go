@@ -1,6 +1,6 @@
 //go:build !linux
 
-package workers_test
+package workerd_test
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package workers_test
+package workerd_test
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/workers"
 	"github.com/agentready/agentready/internal/testing/edgetest"
+	"github.com/agentready/agentready/internal/testing/redistest"
 	"github.com/agentready/agentready/internal/testing/testenv"
+	"github.com/redis/go-redis/v9"
 )
 
 // scanStep is what a caller sees of one scan's allowance.
@@ -67,7 +69,7 @@ func rateKey(prefix, ip string) string {
 // slots — and a slot being moved is followed through -ASK.
 func TestWorkerdRedisCluster(t *testing.T) {
 	root, workerd, redisURL := requirements(t)
-	target, cc := workers.ClusterTarget(t)
+	target, cc := clusterTarget(t)
 	clusterURL := withSeed(testenv.RedisClusterURL(t), "127.0.0.1:"+strconv.Itoa(freePort(t)))
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") }))
 	t.Cleanup(origin.Close)
@@ -94,7 +96,7 @@ func TestWorkerdRedisCluster(t *testing.T) {
 	t.Run("the same schedule as one Redis", func(t *testing.T) {
 		prefix := "workerd-cluster:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
 		var ips []string
-		byMaster := workers.KeysOnEveryMaster(t, cc, 2, func(i int) string { return rateKey(prefix, "198.51.100."+strconv.Itoa(i)) })
+		byMaster := redistest.KeysOnEveryMaster(t, cc, workers.KeySlot, 2, func(i int) string { return rateKey(prefix, "198.51.100."+strconv.Itoa(i)) })
 		for _, keys := range byMaster {
 			for _, k := range keys {
 				ips = append(ips, strings.TrimPrefix(k, rateKey(prefix, "")))
@@ -126,24 +128,40 @@ func TestWorkerdRedisCluster(t *testing.T) {
 		var prefix string
 		for i := 0; ; i++ {
 			prefix = "{workerd-ask-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(i) + "}:"
-			if workers.MasterOf(t, cc, workers.KeySlot(prefix)) != target.Seeds[0] {
+			if redistest.MasterOf(t, cc, workers.KeySlot(prefix)) != target.Seeds[0] {
 				break
 			}
 		}
 		ips := []string{"192.0.2.10", "192.0.2.11"}
 		slot := workers.KeySlot(prefix)
-		from, to := workers.Migrating(t, cc, slot, rateKey(prefix, ips[0]), rateKey(prefix, ips[1]))
+		from, to := redistest.Migrating(t, cc, slot, rateKey(prefix, ips[0]), rateKey(prefix, ips[1]))
 		got := schedule(t, start(t, clusterURL, prefix).base, ips, len(want))
 		for _, ip := range ips {
 			if !reflect.DeepEqual(got[ip], want) {
 				t.Errorf("%s saw %+v, want %+v", ip, got[ip], want)
 			}
 		}
-		if n := workers.KeysIn(t, to, slot); n != 2 {
+		if n := redistest.KeysIn(t, to, slot); n != 2 {
 			t.Errorf("the importing node %s holds %d counters of the slot, want 2", to, n)
 		}
-		if n := workers.KeysIn(t, from, slot); n != 0 {
+		if n := redistest.KeysIn(t, from, slot); n != 0 {
 			t.Errorf("the migrating node %s holds %d counters of the slot, want none", from, n)
 		}
 	})
+}
+
+// clusterTarget reads REDIS_CLUSTER_URL as the Worker would, and opens a
+// go-redis Cluster client on it to look at what the decisions did.
+func clusterTarget(t testing.TB) (workers.Target, *redis.ClusterClient) {
+	t.Helper()
+	target, err := workers.ParseTarget(testenv.RedisClusterURL(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: target.Seeds, Username: target.User, Password: target.Password})
+	t.Cleanup(func() { cc.Close() })
+	if err := cc.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("REDIS_CLUSTER_URL: %v", err)
+	}
+	return target, cc
 }
