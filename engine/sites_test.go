@@ -2,31 +2,18 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
-	"github.com/agentready/agentready/engine"
-	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/internal/testing/checktest"
 	"github.com/agentready/agentready/internal/testing/fixture"
-	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 const sitesDir = "../testdata/sites"
 
-// loopbackScanner may reach the fixture servers (loopback, any port) but
-// still refuses link-local and metadata addresses.
-func loopbackScanner(deadline time.Duration) *engine.Scanner {
-	return engine.New(engine.Options{
-		Deadline: deadline,
-		Fetch:    fetch.Config{Policy: loopback.Policy()},
-		Now:      func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) },
-	})
-}
+// loopbackScanner is the fixture tests' engine (checktest.Scanner).
+var loopbackScanner = checktest.Scanner
 
 func startSite(t testing.TB, name string, opts ...fixture.Option) *fixture.Site {
 	t.Helper()
@@ -49,14 +36,7 @@ func TestFixtureSiteVerdicts(t *testing.T) {
 		name := filepath.Base(filepath.Dir(exp))
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var want map[string]report.Status
-			b, err := os.ReadFile(exp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &want); err != nil {
-				t.Fatalf("%s: %v", exp, err)
-			}
+			want := checktest.Expect(t, filepath.Dir(exp))
 			site := startSite(t, name)
 			res, stats, err := sc.ScanWithStats(context.Background(), site.URL, nil)
 			if err != nil {
@@ -72,20 +52,8 @@ func TestFixtureSiteVerdicts(t *testing.T) {
 			if len(res.Checks) != 48 {
 				t.Fatalf("%d checks, want 48", len(res.Checks))
 			}
-			ids := make([]string, 0, len(want))
-			for id := range want {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
-			for _, id := range ids {
-				c, ok := res.Check(id)
-				if !ok {
-					t.Errorf("%s: missing from report", id)
-					continue
-				}
-				if c.Status != want[id] {
-					t.Errorf("%s %s: got %s, want %s — %s (details %s)", id, c.Name, c.Status, want[id], c.Message, c.Details)
-				}
+			for _, d := range checktest.Diff(res, want) {
+				t.Error(d)
 			}
 			if len(want) != 48 {
 				t.Errorf("_expect.json lists %d checks, want all 48", len(want))

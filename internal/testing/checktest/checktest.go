@@ -21,13 +21,14 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/loopback"
 )
 
 // ExpectFile is the name of a fixture site's expected verdicts: a JSON
 // object from check id to status.
 const ExpectFile = "_expect.json"
 
-// Now is the clock of every harness scan (the one engine/sites_test.go uses).
+// Now is the clock of every harness scan, and of the engine's fixture tests.
 var Now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 // Scanner is the engine as the fixture tests run it: it may reach the
@@ -36,7 +37,7 @@ var Now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func Scanner(deadline time.Duration) *engine.Scanner {
 	return engine.New(engine.Options{
 		Deadline: deadline,
-		Fetch:    fetch.Config{Policy: fetch.AddressPolicy{AllowPrivate: true, AllowAnyPort: true}},
+		Fetch:    fetch.Config{Policy: loopback.Policy()},
 		Now:      func() time.Time { return Now },
 	})
 }
