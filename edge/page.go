@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/edge/identity"
+	"github.com/agentready/agentready/edge/scanreq"
 )
 
 // The scan page's assets are site documents like the others: embedded, ETag
@@ -218,7 +219,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	// at, the unix second of one scan, makes the page a permanent link to
 	// that scan's report; without it the page shows the site's latest.
 	at := r.URL.Query().Get("at")
-	badAt := r.URL.Query().Has("at") && !validAt(at) // "at=" too: it is not the latest's page
+	badAt := r.URL.Query().Has("at") && !validReportAt(at) // "at=" too: it is not the latest's page
 	key := pageKey(md, base, target, at, filter)
 	reload := strings.Contains(r.Header.Get("Cache-Control"), "no-cache")
 	status := http.StatusOK
@@ -268,24 +269,10 @@ func reportKey(target, at string) string {
 // badAtNote is the page's answer to an at that is not a scan's unix second.
 const badAtNote = "That permanent link is not valid: at must be the time of one scan in whole seconds since 1970 (1 to 12 digits). Leave it out for the site's latest report."
 
-// validAt reports whether at is what a permanent link carries: 1 to 12
-// ASCII digits (the origin checks the same).
-func validAt(at string) bool {
-	if at == "" || len(at) > 12 {
-		return false
-	}
-	for i := 0; i < len(at); i++ {
-		if at[i] < '0' || at[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // cachedReport reads the site's report from the origin's read-only
 // /api/report, which never scans: showing a shared result costs nobody's
 // allowance. Without at it is the site's latest (cached, else kept for
-// the origin's ReportKeep); with at (a valid unix second, validAt) the
+// the origin's ReportKeep); with at (a valid unix second, scanreq.ReportAt) the
 // report of the scan in that second. A miss is not cached at the edge, so
 // a report appears as soon as a scan finishes.
 func (h *Handler) cachedReport(r *http.Request, target, at string, reload bool) (*pageReport, int, string) {
@@ -298,7 +285,7 @@ func (h *Handler) cachedReport(r *http.Request, target, at string, reload bool) 
 		ip := h.p.ClientIP(r)
 		path := "/api/report?url=" + url.QueryEscape(target)
 		if at != "" {
-			path += "&at=" + at // digits only (validAt)
+			path += "&at=" + at // digits only (scanreq.ReportAt)
 		}
 		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, path, nil)
 		h.signFetch(req, identity.Caller{Tier: identity.Anonymous, Subject: h.addressKey(ip)}, ip)
@@ -566,4 +553,11 @@ func put(b *strings.Builder, parts ...string) {
 	for _, p := range parts {
 		b.WriteString(p)
 	}
+}
+
+// validReportAt: at is a permanent link's (scanreq.ReportAt), as the origin
+// reads it.
+func validReportAt(at string) bool {
+	_, ok := scanreq.ReportAt(at)
+	return ok
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/agentready/agentready/apierr"
+	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
@@ -72,26 +73,11 @@ func reportAt(ctx *fasthttp.RequestCtx) (at time.Time, ok bool) {
 	if !args.Has("at") {
 		return time.Time{}, true
 	}
-	if n, valid := unixSeconds(args.Peek("at")); valid {
+	if n, valid := scanreq.ReportAt(string(args.Peek("at"))); valid {
 		return time.Unix(n, 0).UTC(), true
 	}
 	writeError(ctx, apiErr(400, CodeBadRequest, "at must be the time of one scan in whole seconds since 1970 (unix time, 1 to 12 digits), as the report's permanent link gives it; leave it out for the site's latest report."))
 	return time.Time{}, false
-}
-
-// unixSeconds parses 1 to 12 ASCII digits.
-func unixSeconds(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 12 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
 }
 
 // historyPoint is one scan of a site in /api/report's history.

@@ -19,3 +19,19 @@ func ValidIdempotencyKey(k string) bool {
 	}
 	return true
 }
+
+// ReportAt reads the at of a report's permanent link (/report?url=…&at=…,
+// /api/report?url=…&at=…): the unix second of one scan, 1 to 12 ASCII
+// digits. ok is false for anything else, the empty string included.
+func ReportAt(at string) (seconds int64, ok bool) {
+	if at == "" || len(at) > 12 {
+		return 0, false
+	}
+	for i := 0; i < len(at); i++ {
+		if at[i] < '0' || at[i] > '9' {
+			return 0, false
+		}
+		seconds = seconds*10 + int64(at[i]-'0')
+	}
+	return seconds, true
+}

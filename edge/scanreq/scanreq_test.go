@@ -15,3 +15,17 @@ func TestValidIdempotencyKey(t *testing.T) {
 		}
 	}
 }
+
+// A permanent link's at is the edge's and the origin's one rule.
+func TestReportAt(t *testing.T) {
+	for at, want := range map[string]int64{"1733400000": 1733400000, "0": 0, "999999999999": 999999999999} {
+		if got, ok := ReportAt(at); !ok || got != want {
+			t.Errorf("ReportAt(%q) = %d, %v; want %d", at, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "1234567890123", "-1", "+5", "1e9", "17334 ", "0x10", "١٢"} {
+		if _, ok := ReportAt(bad); ok {
+			t.Errorf("ReportAt(%q) accepted", bad)
+		}
+	}
+}
