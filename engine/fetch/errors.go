@@ -98,11 +98,7 @@ func (p AddressPolicy) ExplainTarget(err error) string {
 	if p.Opaque || neverScanned(b.Addr) != "" {
 		return msg
 	}
-	msg += " unless allowed: add the address with its port (IP:port) to --allow or AGENTREADY_ALLOW (comma-separated)"
-	if (AddressPolicy{AllowPrivate: true, AllowAnyPort: true}).CheckAddr(b.Addr) == nil {
-		msg += ", or use --allow-private, which admits every loopback and private address on any port"
-	}
-	return msg
+	return msg + " unless allowed: add the address with its port (IP:port) to --allow or AGENTREADY_ALLOW (comma-separated)" + allowPrivateHint(b)
 }
 
 // classify turns a transport error into an *Error. host is the URL's host;
@@ -225,13 +221,17 @@ func admitHint(b *BlockedError, host string) string {
 	default:
 		entry = "its IP address"
 	}
-	hint := "add " + entry + " to --allow or AGENTREADY_ALLOW (comma-separated)"
-	// --allow-private admits loopback, private and CGNAT addresses on any
-	// port; not multicast, documentation or reserved ones.
+	return "add " + entry + " to --allow or AGENTREADY_ALLOW (comma-separated)" + allowPrivateHint(b)
+}
+
+// allowPrivateHint is the end of a hint when --allow-private would admit
+// what b refused: loopback, private and CGNAT addresses on any port, and
+// any port; not multicast, documentation or reserved addresses.
+func allowPrivateHint(b *BlockedError) string {
 	if b.Port != 0 || (AddressPolicy{AllowPrivate: true, AllowAnyPort: true}).CheckAddr(b.Addr) == nil {
-		hint += ", or use --allow-private, which admits every loopback and private address on any port"
+		return ", or use --allow-private, which admits every loopback and private address on any port"
 	}
-	return hint
+	return ""
 }
 
 // certCause says which part of certificate verification failed.
