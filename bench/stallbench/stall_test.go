@@ -5,15 +5,15 @@
 // (the document is answered while they wait); this is where its latency is
 // measured:
 //
-//	make wasm && go test ./bench/stallbench -run '^$' -bench . -benchtime 2000x -count 3
+//	go test ./bench/stallbench -run '^$' -bench . -benchtime 2000x -count 3
 //
-// EDGE_WASM names another module than bin/edge.wasm.
+// The module is built from the sources in the tree (internal/testing/edgemodule);
+// EDGE_WASM names another one to measure instead.
 package stallbench
 
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,24 +21,23 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/edgemodule"
 	"github.com/agentready/agentready/internal/testing/edgetest"
 	"github.com/agentready/agentready/internal/testing/stacktest"
-	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 func module(b *testing.B) []byte {
 	p := os.Getenv("EDGE_WASM")
 	if p == "" {
-		p = filepath.Join(testenv.RepoRoot(), "bin", "edge.wasm")
+		return edgemodule.Build(b)
 	}
 	m, err := os.ReadFile(p)
 	if err != nil {
-		b.Fatalf("the edge module: %v (make wasm builds bin/edge.wasm)", err)
+		b.Fatalf("EDGE_WASM: %v", err)
 	}
 	return m
 }
@@ -53,24 +52,7 @@ func BenchmarkDocumentWhileRequestsWaitOnOrigin(b *testing.B) {
 	warm := max(2, runtime.NumCPU()) // wasm.Options.Instances' default
 	for _, waiting := range []int{0, warm + 2} {
 		b.Run("waiting="+strconv.Itoa(waiting), func(b *testing.B) {
-			release := make(chan struct{})
-			var held atomic.Int32
-			origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/healthz" {
-					return
-				}
-				held.Add(1)
-				defer held.Add(-1)
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-				http.Error(w, "released", http.StatusServiceUnavailable)
-			}))
-			defer origin.Close()
-			var once sync.Once
-			free := func() { once.Do(func() { close(release) }) }
-			defer free()
+			origin := edgetest.StartHungOrigin(b)
 			env := edgetest.Env()
 			env["AGENTREADY_EDGE_SECRET"] = "0123456789abcdef0123456789abcdef"
 			env["AGENTREADY_FREE_DAILY"] = "1000000"
@@ -79,7 +61,7 @@ func BenchmarkDocumentWhileRequestsWaitOnOrigin(b *testing.B) {
 			client := &http.Client{Timeout: time.Minute}
 			var wg sync.WaitGroup
 			defer wg.Wait()
-			defer free()
+			defer origin.Release()
 			for i := 0; i < waiting; i++ {
 				wg.Add(1)
 				go func() {
@@ -90,9 +72,9 @@ func BenchmarkDocumentWhileRequestsWaitOnOrigin(b *testing.B) {
 					}
 				}()
 			}
-			for deadline := time.Now().Add(30 * time.Second); held.Load() < int32(waiting); time.Sleep(time.Millisecond) {
+			for deadline := time.Now().Add(30 * time.Second); origin.Waiting() < int32(waiting); time.Sleep(time.Millisecond) {
 				if time.Now().After(deadline) {
-					b.Fatalf("%d of %d badges reached the origin", held.Load(), waiting)
+					b.Fatalf("%d of %d badges reached the origin", origin.Waiting(), waiting)
 				}
 			}
 			get := func() time.Duration {
@@ -115,8 +97,8 @@ func BenchmarkDocumentWhileRequestsWaitOnOrigin(b *testing.B) {
 				ds = append(ds, get())
 			}
 			b.StopTimer()
-			if held.Load() != int32(waiting) {
-				b.Fatalf("%d badges still held of %d: the measurement is not of a stalled edge", held.Load(), waiting)
+			if origin.Waiting() != int32(waiting) {
+				b.Fatalf("%d badges still held of %d: the measurement is not of a stalled edge", origin.Waiting(), waiting)
 			}
 			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 			us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -3,7 +3,6 @@ package edgetable_test
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,23 +30,7 @@ import (
 // still waits on the origin, which is released only afterwards. Were the
 // pool not to grow, /llms.txt could not be answered before the release.
 func TestRequestsWaitingOnTheOriginDoNotStallTheEdge(t *testing.T) {
-	release := make(chan struct{})
-	var waiting atomic.Int32
-	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" { // the balancer's probe: this origin is up
-			return
-		}
-		waiting.Add(1)
-		defer waiting.Add(-1)
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		http.Error(w, "released by the test", http.StatusServiceUnavailable)
-	}))
-	defer hung.Close()
-	releaseOnce := sync.OnceFunc(func() { close(release) })
-	defer releaseOnce() // before hung.Close, which waits for its handlers
+	hung := edgetest.StartHungOrigin(t)
 
 	env := edgetest.Env()
 	env["AGENTREADY_EDGE_SECRET"] = "0123456789abcdef0123456789abcdef"
@@ -62,7 +45,7 @@ func TestRequestsWaitingOnTheOriginDoNotStallTheEdge(t *testing.T) {
 	var answered atomic.Int32
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer releaseOnce() // runs before wg.Wait
+	defer hung.Release() // runs before wg.Wait
 	for i := 0; i < stuck; i++ {
 		wg.Add(1)
 		go func() {
@@ -76,9 +59,9 @@ func TestRequestsWaitingOnTheOriginDoNotStallTheEdge(t *testing.T) {
 		}()
 	}
 	// Wait until every badge holds an instance in a host call to the origin.
-	for deadline := time.Now().Add(30 * time.Second); waiting.Load() < int32(stuck); {
+	for deadline := time.Now().Add(30 * time.Second); hung.Waiting() < int32(stuck); {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d badges reached the origin within 30 s (%d answered)", waiting.Load(), stuck, answered.Load())
+			t.Fatalf("only %d of %d badges reached the origin within 30 s (%d answered)", hung.Waiting(), stuck, answered.Load())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -105,13 +88,13 @@ func TestRequestsWaitingOnTheOriginDoNotStallTheEdge(t *testing.T) {
 		if r.err != nil || r.code != 200 {
 			t.Errorf("/llms.txt while %d badges wait on the origin: %d %v", stuck, r.code, r.err)
 		}
-		if n, w := answered.Load(), waiting.Load(); n != 0 || w != int32(stuck) {
+		if n, w := answered.Load(), hung.Waiting(); n != 0 || w != int32(stuck) {
 			t.Errorf("/llms.txt was answered, but %d badges were answered and %d still wait: the order proves nothing", n, w)
 		}
 	case <-time.After(30 * time.Second): // a safety net: the origin is never released before
 		t.Fatalf("/llms.txt not answered within 30 s while %d badges wait on the origin: they stall the edge", stuck)
 	}
-	releaseOnce()
+	hung.Release()
 	// Once released, the badges are answered (and the grown instances return).
 	for deadline := time.Now().Add(30 * time.Second); answered.Load() < int32(stuck); {
 		if time.Now().After(deadline) {
