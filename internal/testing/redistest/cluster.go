@@ -122,3 +122,15 @@ func KeysIn(t testing.TB, addr string, slot uint16) int64 {
 	}
 	return n
 }
+
+// OpenCluster is a go-redis Cluster client on seeds, answering a PING, for
+// a test to look at what the code under test did; closed with the test.
+func OpenCluster(t testing.TB, seeds []string, user, password string) *redis.ClusterClient {
+	t.Helper()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds, Username: user, Password: password})
+	t.Cleanup(func() { cc.Close() })
+	if err := cc.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("REDIS_CLUSTER_URL: %v", err)
+	}
+	return cc
+}
