@@ -13,6 +13,7 @@ import (
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/score"
 	"github.com/agentready/agentready/engine/weburl"
@@ -31,7 +32,13 @@ type Options struct {
 	// scan and adds the report's rendered block (what agents that do not
 	// run JavaScript miss). The checks still judge the server's HTML.
 	Renderer Renderer
+	// ReadPages is how many pages the read suite samples: 10 when 0, at
+	// most MaxReadPages; -1 turns the read suite off.
+	ReadPages int
 }
+
+// MaxReadPages bounds Options.ReadPages.
+const MaxReadPages = 50
 
 // Scanner runs scans; it is safe for concurrent use and shares one connection pool.
 type Scanner struct {
@@ -70,6 +77,9 @@ const (
 	// EventSignalFinished follows the checks, once per identity or commerce
 	// signal, in report order: Signal holds it.
 	EventSignalFinished EventKind = "signal_finished"
+	// EventReadCheckFinished follows the 48 checks, once per read check
+	// (R.1…), in order: Check holds it.
+	EventReadCheckFinished EventKind = "read_check_finished"
 )
 
 // Event is one progress notification. Handlers are called from one goroutine at a time.
@@ -110,6 +120,18 @@ type Stats struct {
 	// FinalURL is where the homepage was answered after redirects, which
 	// may be another site ("" when it was not fetched).
 	FinalURL string
+	// ReadRequests is how many of Requests the read suite's page sample
+	// made; the 48 checks made the rest.
+	ReadRequests int
+}
+
+func (s *Stats) count() {
+	s.Requests, s.ReadRequests = len(s.Records), 0
+	for _, r := range s.Records {
+		if r.ReadSuite {
+			s.ReadRequests++
+		}
+	}
 }
 
 // Scan scans the site at rawURL. onEvent may be nil.
@@ -198,14 +220,14 @@ func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), p
 	// The bodies stay in memory until the checks have run; then they no
 	// longer count against the budget the scans share.
 	defer sess.Close()
-	site := gather.Site{Target: target, Origin: target.Scheme + "://" + target.Host, ScannerOrigin: sess.Origin()}
+	site := gather.Site{Target: target, Origin: target.Scheme + "://" + target.Host, ScannerOrigin: sess.Origin(), ReadPages: min(s.opts.ReadPages, MaxReadPages)}
 	var rendered func(*gather.Set) *report.Rendered
 	if s.opts.Renderer != nil {
 		rendered = s.renderHome(ctx, target.String())
 	}
 	set, err := plan.Run(ctx, sess, site)
 	stats := &Stats{Records: sess.Records(), Rounds: sess.Rounds()}
-	stats.Requests = len(stats.Records)
+	stats.count()
 	if err != nil {
 		stats.Duration = time.Since(start)
 		var ue *gather.UnreachableError
@@ -227,13 +249,16 @@ func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), p
 	}
 	emit(Event{Kind: EventGathered, URL: target.String(), Requests: stats.Requests})
 	res := Judge(set, s.opts.Now(), emit)
+	if res.Read != nil {
+		res.Read.Requests = stats.ReadRequests
+	}
 	if rendered != nil {
 		res.Rendered = rendered(set)
 	}
 	if deep != nil {
 		deep(set, res, emit)
-		stats.Records = sess.Records()
-		stats.Requests, stats.Rounds = len(stats.Records), sess.Rounds()
+		stats.Records, stats.Rounds = sess.Records(), sess.Rounds()
+		stats.count()
 		res.Deep.Requests, res.Deep.DurationMS = stats.Requests, time.Since(start).Milliseconds()
 	}
 	stats.Duration = time.Since(start)
@@ -241,7 +266,9 @@ func (s *Scanner) run(ctx context.Context, rawURL string, onEvent func(Event), p
 }
 
 // Judge runs the web checks over gathered artifacts and scores them, then
-// judges the identity and commerce signals (not scored).
+// runs the read suite over the page sample, judges the identity and
+// commerce signals, and finds the cross-check interactions and the
+// profile: none of which changes the checks or their score.
 func Judge(set *gather.Set, now time.Time, emit func(Event)) *report.Result {
 	web := checks.Web()
 	res := &report.Result{URL: set.Site.Target.String(), Timestamp: now.UTC().Truncate(time.Second), Checks: make([]report.Check, 0, len(web))}
@@ -256,6 +283,7 @@ func Judge(set *gather.Set, now time.Time, emit func(Event)) *report.Result {
 		}
 	}
 	score.Apply(res)
+	res.Read = judgeRead(set, res.URL, emit)
 	// Signals are judged after the score so nothing they say can reach it.
 	res.Signals = make([]report.Signal, 0, len(checks.Signals()))
 	for _, sg := range checks.Signals() {
@@ -265,7 +293,33 @@ func Judge(set *gather.Set, now time.Time, emit func(Event)) *report.Result {
 			emit(Event{Kind: EventSignalFinished, URL: res.URL, Signal: r})
 		}
 	}
+	res.Interactions = checks.Interactions(set, res)
+	// The profile reads the signals (a shop's commerce documents), so it
+	// comes last; like them it never changes checks or score.
+	res.Profile = profile.Detect(set, res)
+	_ = profile.Apply(res, "", nil)
 	return res
+}
+
+// judgeRead runs the read suite over the page sample (nil when the plan
+// gathered none, as a repository scan's does not).
+func judgeRead(set *gather.Set, url string, emit func(Event)) *report.Read {
+	if !gather.Has(set, gather.ReadSample) {
+		return nil
+	}
+	doc := gather.Get(set, gather.ReadSample)
+	out := &report.Read{Limit: doc.Limit, Source: doc.Source, Candidates: doc.Candidates, Pages: []report.ReadPage{}, Checks: []report.Check{}, Counts: []report.ReadCount{}}
+	for _, c := range checks.Read() {
+		r, n := c.Judge(set)
+		out.Checks = append(out.Checks, r)
+		out.Counts = append(out.Counts, n)
+		if emit != nil {
+			emit(Event{Kind: EventReadCheckFinished, URL: url, Check: r})
+		}
+	}
+	out.Pages = checks.ReadPages(set, out.Checks)
+	out.Score = score.Read(out.Checks, out.Counts)
+	return out
 }
 
 // NormalizeURL exposes the URL rules, for transports that validate input early.

@@ -43,6 +43,7 @@ func TestGoldenReports(t *testing.T) {
 			got, _ := json.MarshalIndent(res, "", "  ")
 			got = bytes.ReplaceAll(got, []byte(strings.TrimPrefix(site.URL, "http://")), []byte("{{HOST}}"))
 			got = randomProbe.ReplaceAll(got, []byte(gather.ErrorProbePrefix+"{{RANDOM}}"))
+			got = randomMissing.ReplaceAll(got, []byte(gather.MissingPagePrefix+"{{RANDOM}}"))
 			got = append(got, '\n')
 			path := filepath.Join("testdata", "golden", name+".json")
 			if *update {
@@ -64,6 +65,9 @@ func TestGoldenReports(t *testing.T) {
 
 // randomProbe is 2.7's probe path, random in every scan.
 var randomProbe = regexp.MustCompile(regexp.QuoteMeta(gather.ErrorProbePrefix) + `[0-9a-f]{12}`)
+
+// randomMissing is the read suite's missing-page probe (R.8), random too.
+var randomMissing = regexp.MustCompile(regexp.QuoteMeta(gather.MissingPagePrefix) + `[0-9a-f]{12}`)
 
 // 2.7 asks for a path no site can predict: two scans, two paths, each
 // the prefix and 12 hex digits, under the spec's server URL.
@@ -113,14 +117,21 @@ func TestPeerSiteRequestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The read suite's requests are counted apart (stats.ReadRequests,
+	// budget maxReadRequests); the server sees them too.
 	checkHits := 0
 	for _, h := range site.Hits() {
 		if !slices.Contains(signalPaths, h.Path) {
 			checkHits++
 		}
 	}
-	if checkHits > 30 || stats.Requests > 30+len(signalPaths) || len(site.Hits()) > 30+len(signalPaths) {
-		t.Errorf("%d requests (%d seen by the server, %d for the checks), budget 30 + %d for the signals", stats.Requests, len(site.Hits()), checkHits, len(signalPaths))
+	checkHits -= stats.ReadRequests
+	checkRequests := stats.Requests - stats.ReadRequests
+	if checkHits > 30 || checkRequests > 30+len(signalPaths) || len(site.Hits())-stats.ReadRequests > 30+len(signalPaths) {
+		t.Errorf("%d requests for the checks (%d seen by the server, %d for the checks but the signals), budget 30 + %d for the signals", checkRequests, len(site.Hits()), checkHits, len(signalPaths))
+	}
+	if asked := readRequestsAsked(stats); asked > maxReadRequests(gather.DefaultReadPages) {
+		t.Errorf("the read suite asked for %d URLs, budget %d", asked, maxReadRequests(gather.DefaultReadPages))
 	}
 	if stats.Rounds > 5 {
 		t.Errorf("%d rounds, budget 5", stats.Rounds)
@@ -269,8 +280,8 @@ func TestProgressEvents(t *testing.T) {
 		}
 	}
 	web := checks.Web()
-	// Then one event per identity and commerce signal.
-	want := 2 + 2*len(web) + len(checks.Signals())
+	// Then one event per read check, then one per identity and commerce signal.
+	want := 2 + 2*len(web) + len(checks.Read()) + len(checks.Signals())
 	if len(finished) != len(web) || len(events) != want {
 		t.Fatalf("%d finished events of %d total, want %d and %d", len(finished), len(events), len(web), want)
 	}

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/checks"
+	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/internal/testing/checktest"
 	"github.com/agentready/agentready/internal/testing/fixture"
 )
@@ -46,17 +49,21 @@ func TestFixtureSiteVerdicts(t *testing.T) {
 			if stats.Rounds > 5 {
 				t.Errorf("%d dependent rounds, budget is 5", stats.Rounds)
 			}
-			if b, ok := siteBudgets[name]; ok && (stats.Requests > b.requests || stats.Rounds > b.rounds) {
-				t.Errorf("%d requests in %d rounds, pinned at most %d in %d", stats.Requests, stats.Rounds, b.requests, b.rounds)
+			checkRequests := stats.Requests - stats.ReadRequests
+			if b, ok := siteBudgets[name]; ok && (checkRequests > b.requests || stats.Rounds > b.rounds) {
+				t.Errorf("%d requests for the checks in %d rounds, pinned at most %d in %d", checkRequests, stats.Rounds, b.requests, b.rounds)
 			}
-			if len(res.Checks) != 48 {
-				t.Fatalf("%d checks, want 48", len(res.Checks))
+			if asked := readRequestsAsked(stats); asked > maxReadRequests(gather.DefaultReadPages) {
+				t.Errorf("the read suite asked for %d URLs, budget %d", asked, maxReadRequests(gather.DefaultReadPages))
+			}
+			if len(res.Checks) != 48 || res.Read == nil || len(res.Read.Checks) != len(checks.Read()) {
+				t.Fatalf("%d checks and read suite %v, want 48 and %d read checks", len(res.Checks), res.Read != nil, len(checks.Read()))
 			}
 			for _, d := range checktest.Diff(res, want) {
 				t.Error(d)
 			}
-			if len(want) != 48 {
-				t.Errorf("_expect.json lists %d checks, want all 48", len(want))
+			if n := 48 + len(checks.Read()) + 1; len(want) != n {
+				t.Errorf("_expect.json lists %d keys, want all 48 checks, the %d read checks and the profile (%d)", len(want), len(checks.Read()), n)
 			}
 		})
 	}
@@ -81,6 +88,23 @@ var siteBudgets = map[string]struct{ requests, rounds int }{
 	"partial": {27 + 3, 3},
 	"peer":    {30 + 3, 2},
 	"soft404": {39 + 3, 3},
+}
+
+// maxReadRequests is the read suite's request budget for a sample of n
+// pages: one child sitemap, each page three ways (HTML, Accept:
+// text/markdown, its .md twin), one missing page and the site's declaration.
+func maxReadRequests(n int) int { return 1 + 3*n + 1 + 1 }
+
+// readRequestsAsked is the read suite's requests but the redirects they
+// followed: the hops of a site's redirect chains are the site's doing.
+func readRequestsAsked(stats *engine.Stats) int {
+	n := 0
+	for _, r := range stats.Records {
+		if r.ReadSuite && (r.Status < 300 || r.Status > 399) {
+			n++
+		}
+	}
+	return n
 }
 
 // assertNoDuplicateFetch fails when the server saw the same request twice: the

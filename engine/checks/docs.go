@@ -53,7 +53,30 @@ func Markdown() string {
 			}
 		}
 	}
+	b.WriteString(readMarkdown())
 	b.WriteString(signalsMarkdown())
+	return b.String()
+}
+
+// readMarkdown documents the read suite.
+func readMarkdown() string {
+	var b strings.Builder
+	b.WriteString("\n## Read suite — Readable: can an agent read the pages, one by one\n\n")
+	b.WriteString("Every web scan report also carries a top-level `read` block: the checks R.1–R.13 over a sample of the site's pages. ")
+	b.WriteString("The sample takes up to 10 distinct same-site pages (`--pages N` up to 50; `--pages 0` turns it off) from llms.txt's links and the sitemap (/sitemap.xml or robots.txt's Sitemap:, one child of a sitemap index), alternating between them and round-robin over the site's sections (first path segment); the homepage's links when neither lists a page. ")
+	b.WriteString("Each page is fetched three ways in one round (as HTML, with `Accept: text/markdown`, and at its .md twin), plus one sibling of the first page that cannot exist and the site's `/.well-known/agentready.json`: at most 1 + 3 × pages + 2 requests, beside the 48 checks' and never judged by them. ")
+	b.WriteString("A redirect onto a URL the scan already asked for reuses that answer.\n\n")
+	b.WriteString("Verdicts are proportional: a check counts the pages it applies to and the pages that pass; it passes when all do, is partial when at least half do, fails below, and is na when it applies to none. ")
+	b.WriteString("`details` has `ok`, `of`, `percent` and `failing` (each failing page's `url` and `why`); `read.counts` repeats `ok`/`of` per check and `read.pages` has a row per page. ")
+	b.WriteString("The read suite has its own score (`read.score`), in which each applicable check counts the share of pages that passed; it never changes `score`, `levels` or the badge ([scoring.md](scoring.md)). ")
+	b.WriteString("The SSE stream sends a `read_check` event per check after the 48 checks.\n")
+	for _, c := range Read() {
+		b.WriteString(fmt.Sprintf("\n### %s %s\n\n", c.ID, c.Name))
+		b.WriteString("- **Looks at:** " + c.LooksFor + "\n")
+		b.WriteString("- **Verdict:** " + c.Rule + "\n")
+		b.WriteString("- **Fix:** " + c.Fix + "\n")
+		b.WriteString("- **Effort:** " + string(c.Effort) + " (" + effortMeans[c.Effort] + ")\n")
+	}
 	return b.String()
 }
 

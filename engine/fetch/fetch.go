@@ -219,6 +219,12 @@ type Request struct {
 	NoRedirect bool  // return 3xx responses as they are
 	NoOrigin   bool  // omit the Origin header (protocol probes, which servers may reject cross-origin)
 	Round      int   // dependent round this request belongs to (1 = needs nothing)
+	// ReadSuite marks a request of the read suite (its page sample) or of
+	// the profile (the site's declaration): not one of the documents the
+	// 48 checks judge. Responses leaves out what only such requests asked
+	// for. It is not part of Key, so the read suite and a check asking for
+	// the same representation share one request.
+	ReadSuite bool
 }
 
 // Key identifies the representation a request asks for.
@@ -327,6 +333,10 @@ type Record struct {
 	Round  int
 	Proto  string // "HTTP/1.1", "HTTP/2.0"; empty when no response came
 	Err    string // a user-facing cause (see Error), never a library's raw text
+	// ReadSuite: made only for the read suite or the profile
+	// (Request.ReadSuite); false once a check asked for the same thing.
+	ReadSuite bool
+	owner     *call
 }
 
 // Session is one scan's view of the network: a request cache and an account.
@@ -344,6 +354,10 @@ type Session struct {
 type call struct {
 	done chan struct{}
 	resp *Response
+	// checked: a request that is not ReadSuite asked for it (under Session.mu).
+	checked bool
+	// following: it has met a redirect (under Session.mu); see sharedHop.
+	following bool
 }
 
 // NewSession starts a fresh per-scan cache.
@@ -357,13 +371,26 @@ func (c *Client) NewSession() *Session {
 func (s *Session) Records() []Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Record(nil), s.records...)
+	out := append([]Record(nil), s.records...)
+	for i := range out {
+		if o := out[i].owner; o != nil {
+			out[i].ReadSuite = !o.checked
+		}
+		out[i].owner = nil
+	}
+	return out
 }
 
-// Responses returns every finished response, in the order requests were made.
+// Responses returns every finished response, in the order requests were
+// made, but those only the read suite asked for (Request.ReadSuite).
 func (s *Session) Responses() []*Response {
 	s.mu.Lock()
-	calls := append([]*call(nil), s.order...)
+	var calls []*call
+	for _, c := range s.order {
+		if c.checked {
+			calls = append(calls, c)
+		}
+	}
 	s.mu.Unlock()
 	var out []*Response
 	for _, c := range calls {
@@ -395,6 +422,7 @@ func (s *Session) Do(ctx context.Context, req Request) *Response {
 	key := req.Key()
 	s.mu.Lock()
 	if c, ok := s.calls[key]; ok {
+		c.checked = c.checked || !req.ReadSuite
 		s.mu.Unlock()
 		select {
 		case <-c.done:
@@ -403,11 +431,11 @@ func (s *Session) Do(ctx context.Context, req Request) *Response {
 			return &Response{RequestURL: req.URL, Err: classify(ctx.Err(), hostOf(req.URL), ctx, 0, s.c.cfg.Policy.Opaque), Round: req.Round}
 		}
 	}
-	c := &call{done: make(chan struct{})}
+	c := &call{done: make(chan struct{}), checked: !req.ReadSuite}
 	s.calls[key] = c
 	s.order = append(s.order, c)
 	s.mu.Unlock()
-	c.resp = s.do(ctx, req)
+	c.resp = s.do(ctx, req, c)
 	close(c.done)
 	return c.resp
 }
@@ -517,7 +545,44 @@ func (s *Session) record(r Record) {
 // ErrTooManyRedirects is returned when a chain exceeds the redirect limit.
 var ErrTooManyRedirects = errors.New("too many redirects")
 
-func (s *Session) do(ctx context.Context, req Request) *Response {
+// sharedHop returns the answer of another request of this session for the
+// same representation of target, waiting for it if it is still running, so
+// that a redirect onto a page the scan also asks for directly (an llms.txt
+// link that redirects to a page the sitemap lists) does not fetch it twice.
+// It never waits on a request that has itself met a redirect: a waiting
+// request has always met one, so no two requests can wait on each other.
+func (s *Session) sharedHop(ctx context.Context, req Request, target string, self *call) *Response {
+	if self == nil || (req.Method != "" && req.Method != http.MethodGet) || req.Body != nil {
+		return nil
+	}
+	hop := req
+	hop.URL = target
+	key := hop.Key()
+	s.mu.Lock()
+	self.following = true
+	other, ok := s.calls[key]
+	if !ok || other == self {
+		s.mu.Unlock()
+		return nil
+	}
+	busy := other.following
+	s.mu.Unlock()
+	if busy {
+		select {
+		case <-other.done:
+		default:
+			return nil
+		}
+	}
+	select {
+	case <-other.done:
+		return other.resp
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+func (s *Session) do(ctx context.Context, req Request, self *call) *Response {
 	start := time.Now()
 	resp := &Response{RequestURL: req.URL, Round: req.Round}
 	parent := ctx
@@ -547,7 +612,7 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		if err != nil {
 			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout, s.c.cfg.Policy.Opaque)
 			resp.Err = fe
-			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: "not sent: " + fe.Error()})
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, ReadSuite: req.ReadSuite, owner: self, Err: "not sent: " + fe.Error()})
 			resp.Elapsed = time.Since(start)
 			return resp
 		}
@@ -589,11 +654,11 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 		if err != nil {
 			release()
 			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout, s.c.cfg.Policy.Opaque)
-			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, Err: fe.Error()})
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, ReadSuite: req.ReadSuite, owner: self, Err: fe.Error()})
 			resp.Err = fe
 			break
 		}
-		s.record(Record{Method: method, URL: current, Accept: req.Accept, Status: hresp.StatusCode, Round: req.Round, Proto: hresp.Proto})
+		s.record(Record{Method: method, URL: current, Accept: req.Accept, Status: hresp.StatusCode, Round: req.Round, Proto: hresp.Proto, ReadSuite: req.ReadSuite, owner: self})
 		loc := hresp.Header.Get("Location")
 		if !req.NoRedirect && isRedirect(hresp.StatusCode) && loc != "" {
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 64<<10))
@@ -612,6 +677,15 @@ func (s *Session) do(ctx context.Context, req Request) *Response {
 			current = next.String()
 			if hresp.StatusCode == http.StatusSeeOther || ((hresp.StatusCode == 301 || hresp.StatusCode == 302) && method == http.MethodPost) {
 				method, body = http.MethodGet, nil
+			}
+			if method == http.MethodGet && body == nil {
+				if shared := s.sharedHop(ctx, req, current, self); shared != nil {
+					out := *shared
+					out.RequestURL, out.Round = req.URL, req.Round
+					out.Redirects = append(resp.Redirects, shared.Redirects...)
+					out.Elapsed = time.Since(start)
+					return &out
+				}
 			}
 			continue
 		}

@@ -264,7 +264,7 @@ func pageSameOrigin(a, b *url.URL) bool {
 // assetExt are file extensions that name something other than an HTML page.
 var assetExt = map[string]bool{
 	".pdf": true, ".jpg": true, ".jpeg": true, ".png": true, ".gif": true, ".webp": true, ".avif": true, ".svg": true, ".ico": true,
-	".css": true, ".js": true, ".mjs": true, ".json": true, ".xml": true, ".txt": true, ".md": true, ".csv": true, ".rss": true, ".atom": true,
+	".css": true, ".js": true, ".mjs": true, ".json": true, ".yaml": true, ".yml": true, ".xml": true, ".txt": true, ".md": true, ".csv": true, ".rss": true, ".atom": true,
 	".zip": true, ".gz": true, ".tgz": true, ".tar": true, ".7z": true, ".rar": true, ".dmg": true, ".exe": true, ".apk": true,
 	".mp3": true, ".mp4": true, ".m4a": true, ".mov": true, ".webm": true, ".ogg": true, ".wav": true,
 	".woff": true, ".woff2": true, ".ttf": true, ".otf": true, ".eot": true,

@@ -97,3 +97,7 @@ type MCPProbe struct {
 	Tools       []mcpcard.Tool `json:"-"`
 	ToolsSource string         `json:"toolsSource,omitempty"` // "card" or "tools/list"
 }
+
+// IsDocsPath reports a URL path under a documentation section (/docs,
+// /developers, /reference…).
+func IsDocsPath(p string) bool { return docsPath.MatchString(p) }

@@ -17,6 +17,9 @@ type Site struct {
 	Origin string   // scheme://host[:port]
 	// ScannerOrigin is the Origin header every request carried (CORS is judged against it).
 	ScannerOrigin string
+	// ReadPages is how many pages the read suite samples (0: the default,
+	// DefaultReadPages; negative: none).
+	ReadPages int
 }
 
 // The artifacts of a web scan, one key each. Every document is parsed once,
@@ -89,11 +92,14 @@ var WebPlan = func() *Plan {
 		authMetadata(OpenIDConfig, "/.well-known/openid-configuration"), authMetadata(OAuthServer, "/.well-known/oauth-authorization-server"),
 		protectedResourceGatherer, x402Gatherer, mcpGatherer, feedGatherer, docsGatherer, errorProbeGatherer, scriptsGatherer}
 	gs = append(gs, signalGatherers...)
+	// The read suite's requests are its own: Responses, which the 48
+	// checks judge headers across, does not wait for them or hold them.
+	read := []*Gatherer{readGatherer, declarationGatherer}
 	var all []AnyKey
 	for _, g := range gs {
 		all = append(all, NewKey[any](g.Name))
 	}
 	gs = append(gs, &Gatherer{Name: Responses.Name(), Doc: "Every response of the scan in request order, but the signal documents'.", Requires: all,
 		run: func(c *Ctx) (any, error) { return withoutSignals(c, c.sess.Responses()), nil }}, paymentsGatherer)
-	return MustPlan(gs...)
+	return MustPlan(append(gs, read...)...)
 }()

@@ -107,6 +107,13 @@ type Result struct {
 	Rendered *Rendered `json:"rendered,omitempty"`
 	// Deep is present only in a paid deep scan's report.
 	Deep *Deep `json:"deep,omitempty"`
+	// Read is the read suite over a sample of pages (docs/checks.md,
+	// "Read suite"); Profile the kind of site the report was judged as;
+	// Interactions the findings that only show across checks. None of
+	// them changes Checks or Score (docs/scoring.md).
+	Read         *Read         `json:"read,omitempty"`
+	Profile      *Profile      `json:"profile,omitempty"`
+	Interactions []Interaction `json:"interactions,omitempty"`
 }
 
 // Rendered compares the homepage as the server sends it with the same page

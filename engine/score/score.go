@@ -116,3 +116,37 @@ func Apply(r *report.Result) {
 	r.CurrentLevel = CurrentLevel(r.Levels)
 	r.Score = Summary(r.Checks, r.CurrentLevel)
 }
+
+// Read is the read suite's score: each applicable read check (Of > 0)
+// counts the share of pages it passed, so 3 failing pages of 50 cost a
+// check 6% of its weight, not all of it. The counts are the checks' own.
+func Read(checks []report.Check, counts []report.ReadCount) report.Tally {
+	var t report.Tally
+	share := 0.0
+	for _, c := range checks {
+		t.Total++
+		var n report.ReadCount
+		for _, x := range counts {
+			if x.ID == c.ID {
+				n = x
+			}
+		}
+		if c.Status == report.NA || n.Of == 0 {
+			t.NA++
+			continue
+		}
+		share += float64(n.OK) / float64(n.Of)
+		switch c.Status {
+		case report.Pass:
+			t.Passed++
+		case report.Partial:
+			t.Partial++
+		default:
+			t.Failed++
+		}
+	}
+	if applicable := t.Total - t.NA; applicable > 0 {
+		t.Value = int(math.Round(100 * share / float64(applicable)))
+	}
+	return t
+}

@@ -74,6 +74,12 @@ type Page struct {
 	MainWords     int // words of main content (also without nav/header/footer/aside)
 	MainText      string
 	HasBody       bool
+	// MainStart is how many bytes of visible text come before the main
+	// content begins (the first <main>, <article> or role="main" element,
+	// else the first <h1>); -1 when the page marks none.
+	MainStart int
+	// PasswordInputs counts <input type="password">: a sign-in form.
+	PasswordInputs int
 }
 
 // MetaNamed returns the content of the first <meta name=…> (case-insensitive), if any.
@@ -92,7 +98,7 @@ var skipMain = map[atom.Atom]bool{atom.Nav: true, atom.Header: true, atom.Footer
 // Parse extracts a Page from body; base resolves relative URLs (a <base href> overrides it).
 func Parse(body []byte, base *url.URL) *Page {
 	doc, err := html.Parse(bytes.NewReader(body))
-	p := &Page{}
+	p := &Page{MainStart: -1}
 	if err != nil {
 		return p
 	}
@@ -112,6 +118,7 @@ func Parse(body []byte, base *url.URL) *Page {
 	}
 	var visible, main strings.Builder
 	inlineJS, ldBytes := 0, 0
+	mainMarked := 0 // 1: an h1 set MainStart, 2: a main element did
 
 	type frame struct {
 		n               *html.Node
@@ -141,6 +148,22 @@ func Parse(body []byte, base *url.URL) *Page {
 			}
 			if _, ok := attr(n, "toolname"); ok {
 				p.ToolForms++
+			}
+			if !hidden && n.Namespace == "" {
+				role, _ := attr(n, "role")
+				switch {
+				case a == atom.Main || a == atom.Article || strings.EqualFold(strings.TrimSpace(role), "main"):
+					if mainMarked == 0 {
+						p.MainStart, mainMarked = visible.Len(), 2
+					}
+				case a == atom.H1 && mainMarked == 0:
+					p.MainStart, mainMarked = visible.Len(), 1
+				}
+				if a == atom.Input {
+					if typ, _ := attr(n, "type"); strings.EqualFold(strings.TrimSpace(typ), "password") {
+						p.PasswordInputs++
+					}
+				}
 			}
 			switch a {
 			case atom.Html:

@@ -272,3 +272,44 @@ func itoa(n int) string {
 	}
 	return string(b[i:])
 }
+
+// Links returns the URLs of the file's link list items, resolved against
+// base (may be nil), outside code fences, in order, without repeats, at most
+// max. They are the links an agent that reads the format follows.
+func Links(body []byte, base *url.URL, max int) []string {
+	if len(body) > MaxBytes {
+		body = body[:MaxBytes]
+	}
+	var out []string
+	seen := map[string]bool{}
+	inFence := false
+	for _, line := range strings.Split(strings.ToValidUTF8(string(body), "\uFFFD"), "\n") {
+		if len(out) >= max {
+			break
+		}
+		trim := strings.TrimSpace(line)
+		if strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		m := linkItem.FindStringSubmatch(strings.TrimRight(line, "\r"))
+		if inFence || m == nil {
+			continue
+		}
+		u, err := url.Parse(m[2])
+		if err != nil {
+			continue
+		}
+		if base != nil {
+			u = base.ResolveReference(u)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			continue
+		}
+		if s := u.String(); !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -150,7 +150,30 @@ func FuzzValidate(f *testing.F) {
 		if len(r.Findings) > 200 {
 			t.Fatal("findings are unbounded")
 		}
+		base, _ := url.Parse("https://example.com/docs/")
+		links := Links(body, base, 20)
+		if len(links) > 20 {
+			t.Fatalf("%d links, max 20", len(links))
+		}
+		for _, l := range links {
+			if u, err := url.Parse(l); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+				t.Fatalf("link %q is not an http(s) URL", l)
+			}
+		}
 	})
+}
+
+func TestLinks(t *testing.T) {
+	body := "# Docs\n\n> s\n\n## Guides\n\n- [Intro](/docs/intro.md): start\n- [Intro again](/docs/intro.md)\n```\n- [In a fence](/fenced)\n```\n[Not a list item](/loose)\n- [Mail](mailto:a@b.c)\n- [Other](https://other.example/x \"t\")\n"
+	base, _ := url.Parse("https://example.com/llms.txt")
+	got := Links([]byte(body), base, 10)
+	want := []string{"https://example.com/docs/intro.md", "https://other.example/x"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := Links([]byte(body), base, 1); len(got) != 1 {
+		t.Fatalf("max 1 gave %d", len(got))
+	}
 }
 
 // A long name quoted in a finding is cut by runes: a section named in

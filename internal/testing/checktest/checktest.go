@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,9 +73,14 @@ func Scan(t testing.TB, dir string, opts ...fixture.Option) *report.Result {
 	return res
 }
 
+// ProfileKey is the key of _expect.json that names the profile the scan
+// must detect; every other key is a check id (1.1…4.12, R.1…).
+const ProfileKey = "profile"
+
 // Diff lists, by check id, every difference between a scan's verdicts and
 // want: a check want lists that the report lacks, a verdict that differs,
-// and a check of the report that want does not list. It is empty when they
+// and a check of the report (web or read suite) that want does not list;
+// and the detected profile when want names one. It is empty when they
 // agree.
 func Diff(res *report.Result, want map[string]report.Status) []string {
 	ids := make([]string, 0, len(want))
@@ -84,7 +90,20 @@ func Diff(res *report.Result, want map[string]report.Status) []string {
 	sort.Strings(ids)
 	var out []string
 	for _, id := range ids {
+		if id == ProfileKey {
+			if res.Profile == nil || res.Profile.Detected != string(want[id]) {
+				got := "none"
+				if res.Profile != nil {
+					got = res.Profile.Detected + " (" + strings.Join(res.Profile.Evidence, "; ") + ")"
+				}
+				out = append(out, fmt.Sprintf("profile: detected %s, want %s", got, want[id]))
+			}
+			continue
+		}
 		c, ok := res.Check(id)
+		if !ok {
+			c, ok = res.ReadCheck(id)
+		}
 		switch {
 		case !ok:
 			out = append(out, fmt.Sprintf("%s: missing from report", id))
@@ -92,10 +111,16 @@ func Diff(res *report.Result, want map[string]report.Status) []string {
 			out = append(out, fmt.Sprintf("%s %s: got %s, want %s — %s (details %s)", id, c.Name, c.Status, want[id], c.Message, c.Details))
 		}
 	}
-	for _, c := range res.Checks {
-		if _, ok := want[c.ID]; !ok {
-			out = append(out, fmt.Sprintf("%s %s: got %s, not listed in %s", c.ID, c.Name, c.Status, ExpectFile))
+	listed := func(checks []report.Check) {
+		for _, c := range checks {
+			if _, ok := want[c.ID]; !ok {
+				out = append(out, fmt.Sprintf("%s %s: got %s, not listed in %s", c.ID, c.Name, c.Status, ExpectFile))
+			}
 		}
+	}
+	listed(res.Checks)
+	if res.Read != nil {
+		listed(res.Read.Checks)
 	}
 	return out
 }

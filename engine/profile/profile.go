@@ -1,0 +1,210 @@
+package profile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentready/agentready/engine/report"
+	"github.com/agentready/agentready/engine/score"
+)
+
+// Rule is one kind of site: the checks that do not apply to it, and why.
+type Rule struct {
+	ID          string
+	Description string
+	// Skip maps a check id to the reason it does not apply.
+	Skip map[string]string
+}
+
+// The reasons, written once and shared by the profiles they fit.
+const (
+	noAPI       = "a %s site offers pages to read, not an API or agent actions: agents read it, they do not call it"
+	noShopAPI   = "a shop's agents buy through its commerce protocols (the UCP, ACP and payment signals), not a general-purpose API"
+	noFeed      = "a %s site has no stream of articles to syndicate"
+	noPageTools = "an API's agents call it directly; it has no pages whose actions WebMCP would expose"
+	noArticles  = "an application's pages are tools behind a sign-in, not articles to ground answers in"
+)
+
+func skip(reason string, ids ...string) map[string]string {
+	m := make(map[string]string, len(ids))
+	for _, id := range ids {
+		m[id] = reason
+	}
+	return m
+}
+
+func merge(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// apiChecks are the checks that judge an API and the agent-facing services
+// around it.
+var apiChecks = []string{"1.2", "1.3", "1.8", "1.10", "1.12", "1.16", "1.18",
+	"2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11",
+	"3.1", "3.2", "3.3", "3.4", "3.5", "3.7"}
+
+// Rules are the profiles, in the order reports list them.
+var Rules = []Rule{
+	{ID: "content", Description: "articles, news, a blog or a marketing site: agents read it",
+		Skip: skip(fmt.Sprintf(noAPI, "content"), apiChecks...)},
+	{ID: "docs", Description: "documentation: agents read it to use a product",
+		Skip: skip(fmt.Sprintf(noAPI, "documentation"), apiChecks...)},
+	{ID: "api", Description: "an API product: agents call it",
+		Skip: merge(skip(fmt.Sprintf(noFeed, "API"), "1.14"), skip(noPageTools, "1.18"))},
+	{ID: "commerce", Description: "a shop: agents browse and buy",
+		Skip: merge(skip(noShopAPI, "1.3", "1.16", "2.1", "2.2", "2.3", "2.4", "2.5", "2.7", "2.8", "2.9", "2.10", "3.1", "3.2", "3.3", "3.4", "3.5"),
+			skip(fmt.Sprintf(noFeed, "shop"), "1.14"))},
+	{ID: "application", Description: "a web application behind a sign-in: agents act in it",
+		Skip: merge(skip(fmt.Sprintf(noFeed, "application"), "1.14"), skip(noArticles, "4.12"))},
+}
+
+// Known reports whether id names a profile.
+func Known(id string) bool {
+	_, ok := rule(id)
+	return ok
+}
+
+func rule(id string) (Rule, bool) {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// ErrUnknown is returned for a requested profile that does not exist.
+type ErrUnknown struct{}
+
+func (ErrUnknown) Error() string {
+	return "profile must be one of " + strings.Join(report.Profiles, ", ")
+}
+
+// Apply sets res.Profile to the report judged as requested ("" keeps what
+// the site declared, else what was detected) with waivers added to the
+// site's own. It fails only for an unknown profile. A result scanned before
+// profiles existed is judged from its checks alone.
+func Apply(res *report.Result, requested string, waivers []report.Waiver) error {
+	requested = strings.ToLower(strings.TrimSpace(requested))
+	if requested != "" && !Known(requested) {
+		return ErrUnknown{}
+	}
+	p := res.Profile
+	if p == nil {
+		p = &report.Profile{Detected: "content", Evidence: []string{"the report predates profiles, so nothing was detected"}}
+	}
+	out := &report.Profile{Detected: p.Detected, Evidence: p.Evidence, Declared: p.Declared}
+	for _, w := range p.Waivers {
+		if w.From != "config" {
+			out.Waivers = append(out.Waivers, w)
+		}
+	}
+	for _, w := range waivers {
+		w.From = "config"
+		out.Waivers = append(out.Waivers, w)
+	}
+	switch {
+	case requested != "":
+		out.ID, out.Source = requested, "requested"
+	case out.Declared != "":
+		out.ID, out.Source = out.Declared, "declared"
+	default:
+		out.ID, out.Source = out.Detected, "detected"
+	}
+	if !Known(out.ID) {
+		out.ID, out.Source = "content", "detected"
+	}
+	out.NotApplicable, out.Score = judge(res, out.ID, out.Waivers)
+	readNA, readScore := judgeRead(res, out.Waivers)
+	out.NotApplicable = append(out.NotApplicable, readNA...)
+	out.ReadScore = readScore
+	out.Grade = score.Grade(out.Score.Value)
+	for _, r := range Rules {
+		if r.ID == out.ID {
+			continue
+		}
+		na, t := judge(res, r.ID, out.Waivers)
+		o := report.ProfileOutcome{ID: r.ID, Value: t.Value, Grade: score.Grade(t.Value), NotApplicable: []string{}}
+		for _, n := range na {
+			o.NotApplicable = append(o.NotApplicable, n.ID)
+		}
+		out.Others = append(out.Others, o)
+	}
+	if out.Waivers == nil {
+		out.Waivers = []report.Waiver{}
+	}
+	res.Profile = out
+	return nil
+}
+
+// judge lists what does not apply as profile id with waivers, and the 48
+// checks' tally with those counted as not applicable. A check that is
+// already na keeps its own reason and is not listed.
+func judge(res *report.Result, id string, waivers []report.Waiver) ([]report.NotApplicable, report.Tally) {
+	r, _ := rule(id)
+	waived := map[string]string{}
+	for _, w := range waivers {
+		if _, dup := waived[w.Check]; !dup {
+			waived[w.Check] = w.Reason
+		}
+	}
+	na := []report.NotApplicable{}
+	checks := slices.Clone(res.Checks)
+	for i, c := range checks {
+		if c.Status == report.NA {
+			continue
+		}
+		if why, ok := waived[c.ID]; ok {
+			na = append(na, report.NotApplicable{ID: c.ID, Name: c.Name, Reason: why, By: "waiver", Status: c.Status})
+			checks[i].Status = report.NA
+		} else if why, ok := r.Skip[c.ID]; ok {
+			na = append(na, report.NotApplicable{ID: c.ID, Name: c.Name, Reason: why, By: "profile", Status: c.Status})
+			checks[i].Status = report.NA
+		}
+	}
+	return na, tally(checks)
+}
+
+// judgeRead lists the read checks waivers take out, and the read score
+// without them.
+func judgeRead(res *report.Result, waivers []report.Waiver) ([]report.NotApplicable, *report.Tally) {
+	if res.Read == nil {
+		return nil, nil
+	}
+	waived := map[string]string{}
+	for _, w := range waivers {
+		if _, dup := waived[w.Check]; !dup {
+			waived[w.Check] = w.Reason
+		}
+	}
+	var na []report.NotApplicable
+	counts := slices.Clone(res.Read.Counts)
+	for _, c := range res.Read.Checks {
+		why, ok := waived[c.ID]
+		if !ok || c.Status == report.NA {
+			continue
+		}
+		na = append(na, report.NotApplicable{ID: c.ID, Name: c.Name, Reason: why, By: "waiver", Status: c.Status})
+		for i := range counts {
+			if counts[i].ID == c.ID {
+				counts[i].Of = 0
+			}
+		}
+	}
+	t := score.Read(res.Read.Checks, counts)
+	return na, &t
+}
+
+// tally is the 48 checks' score over checks (score.Summary's rule).
+func tally(checks []report.Check) report.Tally {
+	s := score.Summary(checks, 0)
+	t := report.Tally{Value: s.Value, Passed: s.Passed, Partial: s.Partial, Failed: s.Failed, NA: s.NA, Total: s.Total}
+	return t
+}
