@@ -277,7 +277,9 @@ func Shell(p *gather.ReadPage) bool {
 }
 
 var (
-	notFoundText = regexp.MustCompile(`(?i)\b(404|page not found|not found|page (does not|doesn't|no longer) exist|no longer available|nothing (was )?found)\b`)
+	// notFoundText is a title or heading that begins by saying the page is
+	// not there; "Errors: 400, 404 Not Found…", a guide, does not begin so.
+	notFoundText = regexp.MustCompile(`(?i)^\W*((oops|sorry|error)\W+)*(404\b|page not found|not found|((this|the) )?page (does not|doesn't|no longer) exists?|((this|the) )?page (is )?no longer available|nothing (was )?found)`)
 	llmsMention  = regexp.MustCompile(`(?i)llms(-full)?\.txt`)
 )
 
@@ -371,7 +373,7 @@ func NormalPage(raw string) string {
 		return raw
 	}
 	p := strings.ToLower(u.EscapedPath())
-	for _, suffix := range []string{"index.html.md", "index.md", "index.html", ".html.md", ".md", ".html"} {
+	for _, suffix := range []string{"/index.html.md", "/index.md", "/index.html", ".html.md", ".md", ".html"} {
 		if strings.HasSuffix(p, suffix) {
 			p = strings.TrimSuffix(p, suffix)
 			break
@@ -563,7 +565,7 @@ func init() {
 	})
 	readCheck(Definition{ID: "R.10", Name: "Page Cache Headers",
 		LooksFor: "Each sampled 2xx page's Cache-Control, ETag, Last-Modified and Expires headers.",
-		Rule:     fmt.Sprintf("A page passes with no-cache or no-store, with a validator (ETag or Last-Modified), or with a max-age of at most a day (%d s; longer needs must-revalidate). It fails with none of them, or with only Expires. Proportional over the sample.", MaxFreshAge),
+		Rule:     fmt.Sprintf("A page passes with no-cache or no-store; with a max-age (or s-maxage) of at most a day (%d s), or longer with must-revalidate; or with no max-age and a validator (ETag or Last-Modified). It fails with none of these headers, with only Expires, or with a max-age over a day and no must-revalidate, validator or not. Proportional over the sample.", MaxFreshAge),
 		Fix:      "Send an ETag or Last-Modified with each page and a Cache-Control max-age of an hour or so, so agents and caches revalidate cheaply and never read stale pages.",
 		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
 		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
@@ -650,12 +652,13 @@ func init() {
 // LlmsAnswer is the answer to the URL llms.txt listed for a page (nil when
 // the page did not come from llms.txt).
 func LlmsAnswer(p *gather.ReadPage) *fetch.Response {
+	link, _, _ := strings.Cut(p.LlmsLink, "#") // a fragment is not sent
 	switch {
-	case p.LlmsLink == "":
+	case link == "":
 		return nil
-	case p.LlmsLink == p.TwinURL:
+	case link == p.TwinURL:
 		return p.Twin
-	case p.LlmsLink == p.URL:
+	case link == p.URL:
 		return p.HTML
 	}
 	return nil

@@ -140,6 +140,7 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 			if !pick.onSiteURL(l) {
 				continue
 			}
+			l = withoutFragment(l)
 			out.LlmsLinks = append(out.LlmsLinks, l)
 			page := l
 			if p := htmlOfTwin(l); p != "" {
@@ -183,8 +184,9 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 		switch {
 		case inLlms[u]:
 			p.From, p.LlmsLink = "llms.txt", u
-			if t := twinOf[u]; t != "" {
-				p.LlmsLink = t
+			if t := twinOf[u]; t != "" && htmlOfTwin(t) != "" {
+				// A .md link is the page's twin as llms.txt spells it.
+				p.LlmsLink, p.TwinURL = t, t
 			}
 		case source == "homepage links":
 			p.From = "homepage links"
@@ -230,6 +232,13 @@ func (p *pagePicker) onSiteURL(raw string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && p.onSite(u)
 }
 
+func withoutFragment(raw string) string {
+	if i := strings.IndexByte(raw, '#'); i >= 0 {
+		return raw[:i]
+	}
+	return raw
+}
+
 // TwinURL is where a page's markdown twin lives by the llms.txt
 // convention: the path with .md appended, index.md for a directory.
 func TwinURL(page string) string {
@@ -237,16 +246,24 @@ func TwinURL(page string) string {
 	if err != nil {
 		return page + ".md"
 	}
-	switch {
-	case u.Path == "" || strings.HasSuffix(u.Path, "/"):
-		u.Path += "index.md"
-	case strings.HasSuffix(u.Path, ".html") || strings.HasSuffix(u.Path, ".htm"):
-		u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, ".html"), ".htm") + ".md"
-	default:
-		u.Path += ".md"
+	// The escaped path keeps an escaped slash (/pkg/a%2Fb) one segment.
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
 	}
-	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
-	return u.String()
+	switch {
+	case p == "" || strings.HasSuffix(p, "/"):
+		p += "index.md"
+	case strings.HasSuffix(p, ".html") || strings.HasSuffix(p, ".htm"):
+		p = strings.TrimSuffix(strings.TrimSuffix(p, ".html"), ".htm") + ".md"
+	default:
+		p += ".md"
+	}
+	twin, err := url.Parse(u.Scheme + "://" + u.Host + p)
+	if err != nil {
+		return page + ".md"
+	}
+	return twin.String()
 }
 
 // htmlOfTwin is the page a .md URL is the twin of ("" when raw does not

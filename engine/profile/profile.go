@@ -185,20 +185,16 @@ func judgeRead(res *report.Result, waivers []report.Waiver) ([]report.NotApplica
 		}
 	}
 	var na []report.NotApplicable
-	counts := slices.Clone(res.Read.Counts)
-	for _, c := range res.Read.Checks {
+	checks := slices.Clone(res.Read.Checks)
+	for i, c := range checks {
 		why, ok := waived[c.ID]
 		if !ok || c.Status == report.NA {
 			continue
 		}
 		na = append(na, report.NotApplicable{ID: c.ID, Name: c.Name, Reason: why, By: "waiver", Status: c.Status})
-		for i := range counts {
-			if counts[i].ID == c.ID {
-				counts[i].Of = 0
-			}
-		}
+		checks[i].Status = report.NA
 	}
-	t := score.Read(res.Read.Checks, counts)
+	t := score.Read(checks, res.Read.Counts)
 	return na, &t
 }
 

@@ -131,8 +131,12 @@ func Read(checks []report.Check, counts []report.ReadCount) report.Tally {
 				n = x
 			}
 		}
-		if c.Status == report.NA || n.Of == 0 {
+		if c.Status == report.NA {
 			t.NA++
+			continue
+		}
+		if n.Of == 0 { // a check that could not be evaluated: a fail, worth nothing
+			t.Failed++
 			continue
 		}
 		share += float64(n.OK) / float64(n.Of)

@@ -153,7 +153,7 @@ func Parse(body []byte, base *url.URL) *Page {
 				role, _ := attr(n, "role")
 				switch {
 				case a == atom.Main || a == atom.Article || strings.EqualFold(strings.TrimSpace(role), "main"):
-					if mainMarked == 0 {
+					if mainMarked < 2 { // a main element beats an earlier h1 (a site header's)
 						p.MainStart, mainMarked = visible.Len(), 2
 					}
 				case a == atom.H1 && mainMarked == 0:
