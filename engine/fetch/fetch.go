@@ -358,6 +358,27 @@ type call struct {
 	checked bool
 	// following: it has met a redirect (under Session.mu); see sharedHop.
 	following bool
+	// reserved: registered by Reserve and not sent yet (under Session.mu).
+	reserved bool
+}
+
+// Reserve registers a batch of requests before any of them is sent, so
+// that one of them redirected onto another while the batch runs shares its
+// answer (sharedHop) instead of fetching it again. The caller must then make
+// every reserved request with Do: the first Do of a reserved request sends it.
+func (s *Session) Reserve(reqs []Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, req := range reqs {
+		key := req.Key()
+		if c, ok := s.calls[key]; ok {
+			c.checked = c.checked || !req.ReadSuite
+			continue
+		}
+		c := &call{done: make(chan struct{}), checked: !req.ReadSuite, reserved: true}
+		s.calls[key] = c
+		s.order = append(s.order, c)
+	}
 }
 
 // NewSession starts a fresh per-scan cache.
@@ -423,6 +444,14 @@ func (s *Session) Do(ctx context.Context, req Request) *Response {
 	s.mu.Lock()
 	if c, ok := s.calls[key]; ok {
 		c.checked = c.checked || !req.ReadSuite
+		if c.reserved {
+			// Reserved and not sent yet: the first caller sends it.
+			c.reserved = false
+			s.mu.Unlock()
+			c.resp = s.do(ctx, req, c)
+			close(c.done)
+			return c.resp
+		}
 		s.mu.Unlock()
 		select {
 		case <-c.done:

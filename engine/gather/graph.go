@@ -252,6 +252,7 @@ func (c *Ctx) Fetch(req fetch.Request) *fetch.Response {
 
 // FetchAll makes requests concurrently and returns the answers in order.
 func (c *Ctx) FetchAll(reqs []fetch.Request) []*fetch.Response {
+	c.sess.Reserve(reqs)
 	out := make([]*fetch.Response, len(reqs))
 	var wg sync.WaitGroup
 	for i, r := range reqs {

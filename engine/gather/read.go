@@ -122,7 +122,7 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 				}
 			}
 		}
-		sitePages := newPagePicker(c.Site.Target, home.Resp)
+		sitePages := newReadPicker(c.Site.Target, home.Resp)
 		sitePages.add(locs...)
 		out.Sitemap = sitePages.urls
 	}
@@ -135,7 +135,7 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 		if err != nil {
 			base = c.Site.Target
 		}
-		pick := newPagePicker(c.Site.Target, home.Resp)
+		pick := newReadPicker(c.Site.Target, home.Resp)
 		for _, l := range llmstxt.Links(llms.Resp.Body, base, maxLlmsLinks) {
 			if !pick.onSiteURL(l) {
 				continue
@@ -154,11 +154,12 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 		}
 		fromLlms = pick.urls
 	}
-	candidates := newPagePicker(c.Site.Target, home.Resp)
+	candidates := newReadPicker(c.Site.Target, home.Resp)
 	candidates.add(fromLlms...)
 	candidates.add(out.Sitemap...)
 	source := sourceWords(len(fromLlms) > 0, len(out.Sitemap) > 0)
 	if len(candidates.urls) == 0 && home.Page != nil {
+		candidates = newPagePicker(c.Site.Target, home.Resp)
 		for _, a := range home.Page.Anchors {
 			if !pageRelHas(a.Rels, "nofollow") {
 				candidates.add(a.Href)
@@ -212,6 +213,15 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 	}
 	out.Missing = got[len(got)-1]
 	return out, nil
+}
+
+// newReadPicker is a page picker that keeps the homepage when a list names
+// it: agents that follow llms.txt or the sitemap read it like any page,
+// and its HTML and markdown answers are the ones the scan already has.
+func newReadPicker(target *url.URL, home *fetch.Response) *pagePicker {
+	p := newPagePicker(target, home)
+	p.home = map[string]bool{}
+	return p
 }
 
 func sourceWords(llms, sitemap bool) string {

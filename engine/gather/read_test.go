@@ -198,14 +198,15 @@ func TestGatherReadSources(t *testing.T) {
 	for _, p := range doc.Pages {
 		urls = append(urls, strings.TrimPrefix(p.URL, site.URL))
 	}
-	// Alternating: llms.txt's a, (the sitemap's a again), llms.txt's b, the
-	// sitemap's /blog/one, llms.txt's /docs/, the sitemap's /blog/two.
-	want := []string{"/docs/a", "/docs/b", "/blog/one", "/docs/", "/blog/two"}
-	if !slices.Equal(urls, want) || doc.Candidates != 5 {
+	// Alternating: llms.txt's a, the sitemap's homepage (a page it lists
+	// like any other), llms.txt's b, (the sitemap's a again), llms.txt's
+	// /docs/, the sitemap's /blog/one, then /blog/two.
+	want := []string{"/docs/a", "/", "/docs/b", "/docs/", "/blog/one", "/blog/two"}
+	if !slices.Equal(urls, want) || doc.Candidates != 6 {
 		t.Fatalf("sample %v (%d candidates), want %v", urls, doc.Candidates, want)
 	}
-	if len(doc.LlmsLinks) != 3 || len(doc.Sitemap) != 3 {
-		t.Errorf("llms links %v sitemap %v: want the 3 on-site links and 3 sitemap pages (not the homepage or the image)", doc.LlmsLinks, doc.Sitemap)
+	if len(doc.LlmsLinks) != 3 || len(doc.Sitemap) != 4 {
+		t.Errorf("llms links %v sitemap %v: want the 3 on-site links and 4 sitemap pages (the homepage too, not the image)", doc.LlmsLinks, doc.Sitemap)
 	}
 	a := doc.Pages[0]
 	if a.From != "llms.txt" || a.LlmsLink != site.URL+"/docs/a.md" || a.TwinURL != site.URL+"/docs/a.md" {
@@ -214,10 +215,13 @@ func TestGatherReadSources(t *testing.T) {
 	if a.HTML.Status != 200 || a.Page == nil || a.Twin.Status != 200 || a.Negotiated == nil {
 		t.Errorf("/docs/a read: html %d page %v twin %d negotiated %v", a.HTML.Status, a.Page != nil, a.Twin.Status, a.Negotiated)
 	}
+	if home := doc.Pages[1]; home.From != "sitemap" || home.TwinURL != site.URL+"/index.md" {
+		t.Errorf("/: from %q twin %q", home.From, home.TwinURL)
+	}
 	if idx := doc.Pages[3]; idx.TwinURL != site.URL+"/docs/index.md" || idx.LlmsLink != site.URL+"/docs/index.md" {
 		t.Errorf("/docs/: twin %q llms link %q", idx.TwinURL, idx.LlmsLink)
 	}
-	if b := doc.Pages[2]; b.From != "sitemap" || b.LlmsLink != "" {
+	if b := doc.Pages[4]; b.From != "sitemap" || b.LlmsLink != "" {
 		t.Errorf("/blog/one: from %q llms link %q", b.From, b.LlmsLink)
 	}
 	if doc.Missing == nil || !strings.HasPrefix(doc.Missing.RequestURL, site.URL+"/docs/a-"+MissingPagePrefix) || doc.Missing.Status != 404 {
