@@ -16,8 +16,10 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/parse/markdown"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/weburl"
 )
@@ -181,10 +183,29 @@ func noSample(in gather.Source) string {
 	return "No page beyond the homepage was found in llms.txt, the sitemap or the homepage's links to sample."
 }
 
-// perPage counts the sampled pages judge applies to (ok, applies) and passes.
+// perPage counts the sampled pages judge applies to (ok, applies) and
+// passes, each page once: two listed URLs that answer with the same page
+// (an llms.txt link that redirects to a URL the sitemap lists) are one
+// page. The checks of how a listed URL answers (R.9, R.11) use perListed.
 func perPage(in gather.Source, judge func(p *gather.ReadPage) (applies, ok bool, why string)) ReadOutcome {
+	return count(in, true, judge)
+}
+
+// perListed counts every sampled URL, as llms.txt and the sitemap list them.
+func perListed(in gather.Source, judge func(p *gather.ReadPage) (applies, ok bool, why string)) ReadOutcome {
+	return count(in, false, judge)
+}
+
+func count(in gather.Source, once bool, judge func(p *gather.ReadPage) (applies, ok bool, why string)) ReadOutcome {
 	var o ReadOutcome
+	seen := map[string]bool{}
 	for _, p := range gather.Get(in, gather.ReadSample).Pages {
+		if once && p.HTML != nil && p.HTML.FinalURL != "" {
+			if seen[p.HTML.FinalURL] {
+				continue
+			}
+			seen[p.HTML.FinalURL] = true
+		}
 		applies, ok, why := judge(p)
 		if !applies {
 			continue
@@ -201,6 +222,15 @@ func perPage(in gather.Source, judge func(p *gather.ReadPage) (applies, ok bool,
 
 // answered reports a sampled page whose HTML answered 2xx as HTML.
 func answered(p *gather.ReadPage) bool { return p.HTML.OK() && p.Page != nil }
+
+// thousands writes n with thousands separators: 30,432.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // Tokens is a body's size in tokens at four bytes a token.
 func Tokens(n int) int { return (n + 3) / 4 }
@@ -399,9 +429,9 @@ func init() {
 			case p.HTML.Truncated:
 				return true, false, "is larger than the scanner reads, so an agent's fetch tool cuts it too"
 			case html > MaxPageHTMLTokens:
-				return true, false, fmt.Sprintf("is ~%d tokens of HTML (over %d)", html, MaxPageHTMLTokens)
+				return true, false, fmt.Sprintf("is ~%s tokens of HTML (over %s)", thousands(html), thousands(MaxPageHTMLTokens))
 			case p.Page != nil && Tokens(p.Page.VisibleBytes) > MaxPageTextTokens:
-				return true, false, fmt.Sprintf("has ~%d tokens of text (over %d): agents see only its start", Tokens(p.Page.VisibleBytes), MaxPageTextTokens)
+				return true, false, fmt.Sprintf("has ~%s tokens of text (over %s): agents see only its start", thousands(Tokens(p.Page.VisibleBytes)), thousands(MaxPageTextTokens))
 			}
 			return true, true, ""
 		})
@@ -419,7 +449,7 @@ func init() {
 				return false, false, ""
 			}
 			if t := Tokens(len(md.Body)); t > MaxPageTextTokens {
-				return true, false, fmt.Sprintf("has ~%d tokens of markdown (over %d)", t, MaxPageTextTokens)
+				return true, false, fmt.Sprintf("has ~%s tokens of markdown (over %s)", thousands(t), thousands(MaxPageTextTokens))
 			}
 			return true, true, ""
 		})
@@ -519,13 +549,16 @@ func init() {
 		return o
 	})
 	readCheck(Definition{ID: "R.8", Name: "Honest Status Codes",
-		LooksFor: "Each sampled page's status and what its 2xx pages show (a “not found” title or heading; a sign-in form with little else), and the answer to a sibling of the first sampled page that cannot exist.",
-		Rule:     "Each page passes unless it answers 2xx with a “not found” page or a sign-in wall; the missing sibling counts as one more, passing when it answers 4xx. Proportional.",
+		LooksFor: "Each sampled page's status and what its 2xx pages show (a “not found” title or heading; a sign-in form with little else), bot challenges (Cloudflare's “Just a moment…”, CAPTCHAs) answered in place of a page, and the answer to a sibling of the first sampled page that cannot exist.",
+		Rule:     "Each page passes unless it answers 2xx with a “not found” page or a sign-in wall, or answers any status with a bot challenge; the missing sibling counts as one more, passing when it answers 4xx. Proportional.",
 		Fix:      "Answer missing pages with 404 (or 410) and pages behind a sign-in with 401 or 403, so agents can tell an answer from an error.",
 		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
 		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
 			if p.HTML == nil || p.HTML.Err != nil {
 				return false, false, ""
+			}
+			if botChallenge.Match(p.HTML.Body) && p.HTML.LooksHTML() {
+				return true, false, fmt.Sprintf("answers %d with a bot challenge instead of the page: agents cannot pass it", p.HTML.Status)
 			}
 			if why := Honesty(p); why != "" {
 				return true, false, why
@@ -551,7 +584,7 @@ func init() {
 		Fix:      "List final URLs in llms.txt and the sitemap, and redirect with one 301 on the same site.",
 		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
 		site := gather.SiteOf(in).Target
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+		o := perListed(in, func(p *gather.ReadPage) (bool, bool, string) {
 			if p.HTML == nil || (p.HTML.Err != nil && len(p.HTML.Redirects) == 0) {
 				return false, false, ""
 			}
@@ -585,7 +618,7 @@ func init() {
 		Rule:     "A link passes when it ends in a 2xx answer. Not applicable without llms.txt or when none of its links was sampled. Proportional.",
 		Fix:      "Fix or remove the llms.txt links that fail, and link final URLs (not ones that redirect).",
 		Effort:   Small}, needs(gather.ReadSample, gather.Llms), func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+		o := perListed(in, func(p *gather.ReadPage) (bool, bool, string) {
 			r := LlmsAnswer(p)
 			if r == nil {
 				return false, false, ""
@@ -647,6 +680,198 @@ func init() {
 		o.NA = noSample(in)
 		return o
 	})
+}
+
+// The markdown checks read the markdown an agent gets for each page
+// (PageMarkdownDoc): the facts the Agent-Friendly Documentation Spec's
+// markdown checks report, judged page by page.
+func init() {
+	noMarkdown := "No sampled page has markdown (neither a .md twin nor an answer to Accept: text/markdown)."
+	readCheck(Definition{ID: "R.14", Name: "Markdown Code Fences Close",
+		LooksFor: "Each sampled page's markdown, for code fences (``` or ~~~) that open and never close.",
+		Rule:     "A page passes when every code fence closes; an unclosed fence turns the rest of the page into code for an agent's parser. Pages whose markdown has no fence are not counted. Proportional over the sample.",
+		Fix:      "Close every code fence with a line of at least as many backticks or tildes as opened it, and check the markdown generator's output for fences cut by templates.",
+		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
+		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+			d := PageMarkdownDoc(p)
+			if d == nil || d.Fences == 0 {
+				return false, false, ""
+			}
+			if d.UnclosedFence > 0 {
+				return true, false, fmt.Sprintf("opens a code fence on line %d that never closes", d.UnclosedFence)
+			}
+			return true, true, ""
+		})
+		o.NA = "No sampled page's markdown has a code fence."
+		return o
+	})
+	readCheck(Definition{ID: "R.15", Name: "Markdown Points to llms.txt",
+		LooksFor: "Each sampled page's markdown, for a line naming llms.txt: an agent that was handed one page can find the rest.",
+		Rule:     "A page passes when its markdown names llms.txt. Not applicable without llms.txt or when no page has markdown. Proportional over the sample.",
+		Fix:      "Start each markdown page with a line such as “> The map of these docs is at https://example.com/llms.txt”.",
+		Effort:   Small}, needs(gather.ReadSample, gather.Llms), func(in gather.Source) ReadOutcome {
+		if !gather.Get(in, gather.Llms).Resp.Found() {
+			return ReadOutcome{NA: "The site has no llms.txt to point to."}
+		}
+		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+			d := PageMarkdownDoc(p)
+			if d == nil {
+				return false, false, ""
+			}
+			if !d.NamesLlms {
+				return true, false, "has markdown that does not name llms.txt"
+			}
+			return true, true, ""
+		})
+		o.NA = noMarkdown
+		return o
+	})
+	readCheck(Definition{ID: "R.16", Name: "Markdown Links Are Absolute",
+		LooksFor: "The links of each sampled page's markdown.",
+		Rule:     "A page passes when every link is an absolute URL (or a #fragment): markdown is often read away from its URL (pasted into a context, cached, quoted), where /docs/x and ../x lead nowhere. Pages with no links are not counted. Proportional over the sample.",
+		Fix:      "Write absolute URLs in the markdown you serve agents (most generators can rewrite links on output).",
+		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
+		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+			d := PageMarkdownDoc(p)
+			if d == nil || len(d.Links) == 0 {
+				return false, false, ""
+			}
+			if n, first := RelativeLinks(d); n > 0 {
+				return true, false, fmt.Sprintf("has %s that only resolve against its own URL (first: %s)", plural(n, "link", "links"), clip.To(first, 80))
+			}
+			return true, true, ""
+		})
+		o.NA = "No sampled page's markdown has links."
+		return o
+	})
+	readCheck(Definition{ID: "R.17", Name: "Markdown Section Headings",
+		LooksFor: "The headings of each sampled page's markdown.",
+		Rule:     "A page passes when its markdown has headings and does not repeat a generic one (Overview, Example, Usage, Parameters…): agents read pages in sections, and a section called “Example” for the fifth time has lost its context. Proportional over the pages with markdown.",
+		Fix:      "Give every section a heading, and name repeated sections by what they hold (“Example: create an invoice”, “Python”).",
+		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
+		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+			d := PageMarkdownDoc(p)
+			if d == nil {
+				return false, false, ""
+			}
+			if why := HeadingProblem(d); why != "" {
+				return true, false, why
+			}
+			return true, true, ""
+		})
+		o.NA = noMarkdown
+		return o
+	})
+	readCheck(Definition{ID: "R.18", Name: "Tabbed Content Reaches Agents",
+		LooksFor: "Each sampled page's tab panels (role=\"tabpanel\"): their text in the HTML and, when the page has markdown, in the markdown.",
+		Rule:     fmt.Sprintf("A page passes when every tab panel has text in the HTML the server sends and, when the page has markdown, the markdown holds at least %d%% of each panel's words (code samples in other languages, platform-specific steps). Pages without tabs are not counted. Proportional over the sample.", MinParity),
+		Fix:      "Render every tab's content into the HTML (hidden is fine) and serialise each tab into the markdown as its own section, headed by the tab's name.",
+		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
+		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+			if !answered(p) || len(p.Page.TabPanels) == 0 {
+				return false, false, ""
+			}
+			if why := TabProblem(p); why != "" {
+				return true, false, why
+			}
+			return true, true, ""
+		})
+		o.NA = "No sampled page has tabbed content (role=\"tabpanel\")."
+		return o
+	})
+}
+
+// TabProblem says what an agent misses of a page's tabbed content ("" when
+// nothing): a panel that is empty until a script fills it, or, when the
+// page has markdown, a panel whose words the markdown lacks.
+func TabProblem(p *gather.ReadPage) string {
+	empty, missing := 0, 0
+	var have map[string]bool
+	if md := PageMarkdown(p); md != nil {
+		have = wordSet(string(md.Body))
+	}
+	for _, panel := range p.Page.TabPanels {
+		want := wordSet(panel)
+		if len(want) == 0 {
+			empty++
+			continue
+		}
+		if have == nil {
+			continue
+		}
+		n := 0
+		for w := range want {
+			if have[w] {
+				n++
+			}
+		}
+		if 100*n < MinParity*len(want) {
+			missing++
+		}
+	}
+	switch {
+	case empty > 0:
+		return fmt.Sprintf("has %s of %d with no text until a script fills it", plural(empty, "tab panel", "tab panels"), len(p.Page.TabPanels))
+	case missing > 0:
+		return fmt.Sprintf("has %s of %d whose content its markdown leaves out", plural(missing, "tab panel", "tab panels"), len(p.Page.TabPanels))
+	}
+	return ""
+}
+
+// botChallenge recognises a bot-protection interstitial (Cloudflare,
+// Akamai, DataDome, a CAPTCHA) answered in place of the page.
+var botChallenge = regexp.MustCompile(`(?i)<title>\s*(just a moment|attention required|access denied|are you a robot|verify you are human|security check)|challenge-platform|cf-chl-|captcha-delivery|g-recaptcha|h-captcha`)
+
+// PageMarkdownDoc is PageMarkdown read as markdown (nil when there is none).
+func PageMarkdownDoc(p *gather.ReadPage) *markdown.Doc {
+	switch md := PageMarkdown(p); {
+	case md == nil:
+		return nil
+	case md == p.Twin:
+		return p.TwinDoc
+	}
+	return p.NegotiatedDoc
+}
+
+// genericHeading: section titles that say nothing once a section is read
+// on its own, as agents read chunks of a page.
+var genericHeading = map[string]bool{"overview": true, "introduction": true, "example": true, "examples": true, "usage": true,
+	"notes": true, "note": true, "details": true, "more": true, "parameters": true, "response": true, "request": true, "returns": true}
+
+// HeadingProblem says what is wrong with a markdown page's headings ("" when nothing is).
+func HeadingProblem(d *markdown.Doc) string {
+	if len(d.Headings) == 0 {
+		return "has no headings to find a section by"
+	}
+	seen := map[string]int{}
+	for _, h := range d.Headings {
+		k := strings.ToLower(strings.TrimSpace(h.Text))
+		seen[k]++
+		if seen[k] == 2 && genericHeading[k] {
+			return fmt.Sprintf("repeats the heading “%s”, which says nothing once a section is read on its own", clip.To(h.Text, 60))
+		}
+	}
+	return ""
+}
+
+// RelativeLinks counts a markdown page's links that only resolve against
+// the page's own URL (root- or path-relative; fragments and absolute
+// URLs do not count), and gives the first.
+func RelativeLinks(d *markdown.Doc) (int, string) {
+	n, first := 0, ""
+	for _, l := range d.Links {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if u, err := url.Parse(l); err == nil && u.Scheme == "" && u.Host == "" {
+			n++
+			if first == "" {
+				first = l
+			}
+		}
+	}
+	return n, first
 }
 
 // LlmsAnswer is the answer to the URL llms.txt listed for a page (nil when

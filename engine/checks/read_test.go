@@ -10,6 +10,7 @@ import (
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/parse/htmlpage"
+	"github.com/agentready/agentready/engine/parse/markdown"
 	"github.com/agentready/agentready/engine/report"
 )
 
@@ -495,16 +496,16 @@ func TestReadChecksOverSample(t *testing.T) {
 }
 
 func TestReadCatalog(t *testing.T) {
-	if len(Read()) != 13 {
-		t.Fatalf("%d read checks, want 13", len(Read()))
+	if len(Read()) != 18 {
+		t.Fatalf("%d read checks, want 18", len(Read()))
 	}
 	for i, c := range Read() {
-		if want := "R." + itoa(i+1); c.ID != want || c.Category != report.ReadGroup || c.Name == "" || c.Rule == "" || c.Fix == "" {
+		if want := "R." + itoa(i+1); c.ID != want || c.Category != report.ReadGroup || c.Name == "" || c.Rule == "" || c.Fix == "" || c.LooksFor == "" || c.Effort.Rank() == 2 && c.Effort != Large {
 			t.Errorf("read check %d: %+v", i, c.Definition)
 		}
 	}
-	if _, ok := ReadByID("R.14"); ok {
-		t.Error("R.14 exists")
+	if _, ok := ReadByID("R.19"); ok {
+		t.Error("R.19 exists")
 	}
 }
 
@@ -513,4 +514,95 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+func TestMarkdownFacts(t *testing.T) {
+	cases := []struct {
+		name     string
+		md       string
+		heading  string // part of HeadingProblem's answer; "" for none
+		relative int
+	}{
+		{"absolute links, distinct headings", "# Guide\n\n## Install\n\nSee [API](https://a.example/api) and [top](#guide).\n\n## Configure\n", "", 0},
+		{"root-relative and path-relative links", "# G\n\n[a](/docs/a) [b](../b.md) [c](c.md) [d](https://a.example/d)\n", "", 3},
+		{"no headings", "Just text with [a](https://a.example).\n", "no headings", 0},
+		{"a repeated generic heading", "# API\n\n## Example\n\nx\n\n## Example\n\ny\n", "repeats the heading “Example”", 0},
+		{"a repeated specific heading is fine", "# API\n\n## Create an invoice\n\n## Create an invoice\n", "", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := markdown.Parse([]byte(c.md))
+			if got := HeadingProblem(d); (got == "") != (c.heading == "") || !strings.Contains(got, c.heading) {
+				t.Errorf("HeadingProblem = %q, want %q", got, c.heading)
+			}
+			if n, _ := RelativeLinks(d); n != c.relative {
+				t.Errorf("RelativeLinks = %d, want %d", n, c.relative)
+			}
+		})
+	}
+}
+
+func TestTabProblem(t *testing.T) {
+	md := func(body string) *fetch.Response {
+		return &fetch.Response{Status: 200, Body: []byte(body), Header: hdr("Content-Type", "text/markdown")}
+	}
+	tabs := `<main><h1>Install</h1><div role="tabpanel"><p>brew install lantern command line tool</p></div>` +
+		`<div role="tabpanel" hidden><p>apt install lantern package repository key</p></div></main>`
+	cases := []struct {
+		name string
+		html string
+		md   *fetch.Response
+		want string
+	}{
+		{"panels in the HTML, no markdown", tabs, nil, ""},
+		{"every panel in the markdown", tabs, md("# Install\n## Homebrew\nbrew install lantern command line tool\n## apt\napt install lantern package repository key\n"), ""},
+		{"the hidden panel left out of the markdown", tabs, md("# Install\nbrew install lantern command line tool\n"), "1 tab panel of 2 whose content its markdown leaves out"},
+		{"an empty panel a script fills", `<main><h1>Clients</h1><div role="tabpanel" data-src="/x"></div><div role="tabpanel"><p>pip install</p></div></main>`, nil, "1 tab panel of 2 with no text"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := readPage("https://a.example/docs/install", 200, c.html)
+			p.Twin = c.md
+			if got := TabProblem(p); (got == "") != (c.want == "") || !strings.Contains(got, c.want) {
+				t.Errorf("TabProblem = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestBotChallengeAndThousands(t *testing.T) {
+	for body, want := range map[string]bool{
+		"<html><title>Just a moment...</title><script src=/cdn-cgi/challenge-platform/h/b/orchestrate/jsch/v1></script>": true,
+		`<div class="g-recaptcha" data-sitekey="x"></div>`:                                                               true,
+		"<title>Just in time scheduling</title><p>A guide.</p>":                                                          false,
+	} {
+		if got := botChallenge.MatchString(body); got != want {
+			t.Errorf("botChallenge(%q) = %v, want %v", body, got, want)
+		}
+	}
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 30432: "30,432", 1234567: "1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// Two listed URLs that answer with one page (an llms.txt link that
+// redirects to the page the sitemap lists) are one page for the checks of
+// the page, and two for the checks of how each listed URL answers.
+func TestOnePageListedTwice(t *testing.T) {
+	final := "https://a.example/docs/quickstart"
+	direct := readPage(final, 200, "<main><h1>Q</h1></main>")
+	viaLlms := readPage("https://a.example/guides/quickstart", 200, "<main><h1>Q</h1></main>", final)
+	viaLlms.LlmsLink = viaLlms.URL
+	for _, p := range []*gather.ReadPage{direct, viaLlms} {
+		p.HTML.FinalURL = final
+	}
+	set := sampleSet(&gather.ReadDoc{Limit: 10, Pages: []*gather.ReadPage{viaLlms, direct}}, true)
+	for id, want := range map[string]int{"R.4": 1, "R.9": 2} {
+		c, _ := ReadByID(id)
+		if _, n := c.Judge(set); n.Of != want {
+			t.Errorf("%s judged %d pages, want %d", id, n.Of, want)
+		}
+	}
 }

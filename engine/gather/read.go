@@ -16,6 +16,7 @@ import (
 	"github.com/agentready/agentready/engine/parse/declaration"
 	"github.com/agentready/agentready/engine/parse/htmlpage"
 	"github.com/agentready/agentready/engine/parse/llmstxt"
+	"github.com/agentready/agentready/engine/parse/markdown"
 	"github.com/agentready/agentready/engine/weburl"
 )
 
@@ -60,6 +61,9 @@ type ReadPage struct {
 	Negotiated *fetch.Response
 	TwinURL    string
 	Twin       *fetch.Response
+	// TwinDoc and NegotiatedDoc are those answers read as markdown (nil
+	// unless the answer was a 2xx that is not HTML).
+	TwinDoc, NegotiatedDoc *markdown.Doc
 }
 
 // DeclarationDoc is the site's declaration, when it published one.
@@ -203,6 +207,7 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 	got := c.FetchAll(reqs)
 	for i, p := range out.Pages {
 		p.HTML, p.Negotiated, p.Twin = got[3*i], got[3*i+1], got[3*i+2]
+		p.TwinDoc, p.NegotiatedDoc = markdownOf(p.Twin), markdownOf(p.Negotiated)
 		if p.HTML.LooksHTML() {
 			base, err := url.Parse(p.HTML.FinalURL)
 			if err != nil {
@@ -222,6 +227,13 @@ func newReadPicker(target *url.URL, home *fetch.Response) *pagePicker {
 	p := newPagePicker(target, home)
 	p.home = map[string]bool{}
 	return p
+}
+
+func markdownOf(r *fetch.Response) *markdown.Doc {
+	if !r.OK() || r.LooksHTML() || len(r.Body) == 0 {
+		return nil
+	}
+	return markdown.Parse(r.Body)
 }
 
 func sourceWords(llms, sitemap bool) string {

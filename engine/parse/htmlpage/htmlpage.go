@@ -80,6 +80,9 @@ type Page struct {
 	MainStart int
 	// PasswordInputs counts <input type="password">: a sign-in form.
 	PasswordInputs int
+	// TabPanels is the text of each role="tabpanel" element (the first
+	// maxItems, each cut at 4 KB): tabbed content a reader may miss.
+	TabPanels []string
 }
 
 // MetaNamed returns the content of the first <meta name=…> (case-insensitive), if any.
@@ -158,6 +161,9 @@ func Parse(body []byte, base *url.URL) *Page {
 					}
 				case a == atom.H1 && mainMarked == 0:
 					p.MainStart, mainMarked = visible.Len(), 1
+				}
+				if strings.EqualFold(strings.TrimSpace(role), "tabpanel") && len(p.TabPanels) < maxItems {
+					p.TabPanels = append(p.TabPanels, strings.Join(strings.Fields(textOf(n, 4096)), " "))
 				}
 				if a == atom.Input {
 					if typ, _ := attr(n, "type"); strings.EqualFold(strings.TrimSpace(typ), "password") {
