@@ -4,7 +4,7 @@ BIN      := bin
 FUZZTIME ?= 2s
 FUZZ_JOBS ?= 1
 
-.PHONY: all build wasm worker run demo test check vet unit fuzz fuzz-long bench bench-origin bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-monitorio bench-deep bench-survey screenshots docs fmt clean image deploy-local test-deploy
+.PHONY: all build wasm worker run demo test check vet unit fuzz fuzz-long bench bench-origin bench-afdocs bench-mcp bench-repo bench-edge bench-stack bench-monitors bench-monitorio bench-deep bench-survey screenshots docs fmt clean image deploy-local test-deploy
 
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./data
@@ -97,6 +97,13 @@ fuzz-long:
 
 bench:
 	$(GO) run ./bench/scanbench
+
+# AFDocs (the Agent-Friendly Documentation Spec's checker, npm, pinned in
+# bench/afdocs/package-lock.json) beside agentready on the read-suite fixture
+# sites (docs/benchmarks.md); e.g. make bench-afdocs AFDOCS_FLAGS='-runs 3 -sites full,docsdrip'
+bench-afdocs:
+	npm ci --prefix bench/afdocs --no-audit --no-fund --ignore-scripts
+	$(GO) run ./bench/afdocs $(AFDOCS_FLAGS)
 
 bench-origin:
 	$(GO) run ./bench/originbench

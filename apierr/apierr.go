@@ -29,6 +29,7 @@ const (
 	UnsupportedFormat     Code = "unsupported_format"
 	InvalidIdempotencyKey Code = "invalid_idempotency_key"
 	BadRequest            Code = "bad_request"
+	InvalidProfile        Code = "invalid_profile"
 
 	InvalidIdentity Code = "invalid_identity"
 	InvalidAPIKey   Code = "invalid_api_key"
@@ -100,6 +101,7 @@ var catalog = map[Code]info{
 	UnsupportedFormat:           {400, "Unsupported format"},
 	InvalidIdempotencyKey:       {400, "Invalid Idempotency-Key"},
 	BadRequest:                  {400, "Bad request"},
+	InvalidProfile:              {400, "Invalid profile"},
 	InvalidIdentity:             {401, "Unsigned caller identity"},
 	InvalidAPIKey:               {401, "Invalid API key"},
 	InvalidToken:                {401, "Unauthorized"},

@@ -64,6 +64,76 @@ type pageReport struct {
 	// for this report (what `agentready scan --recommend --json` prints).
 	History []pagePoint `json:"history"`
 	Plan    *pagePlan   `json:"plan"`
+	// Read, Profile and Interactions are the report's blocks beside the
+	// 48 checks: the read suite over a sample of pages, the kind of site
+	// the report is judged as, and the findings that only show across
+	// checks. None of them changes the score above; a report made before
+	// they existed has none.
+	Read         *pageRead         `json:"read"`
+	Profile      *pageProfile      `json:"profile"`
+	Interactions []pageInteraction `json:"interactions"`
+}
+
+// pageTally is a score with its counts (the read suite's, a profile's).
+type pageTally struct {
+	Value   int `json:"value"`
+	Passed  int `json:"passed"`
+	Partial int `json:"partial"`
+	Failed  int `json:"failed"`
+	NA      int `json:"na"`
+	Total   int `json:"total"`
+}
+
+type pageRead struct {
+	Limit      int         `json:"limit"`
+	Source     string      `json:"source"`
+	Candidates int         `json:"candidates"`
+	Requests   int         `json:"requests"`
+	Pages      []pageRPage `json:"pages"`
+	Checks     []pageCheck `json:"checks"`
+	Score      pageTally   `json:"score"`
+}
+
+// pageRPage is one sampled page of the read suite.
+type pageRPage struct {
+	URL            string   `json:"url"`
+	Status         int      `json:"status"`
+	Error          string   `json:"error"`
+	TextTokens     int      `json:"textTokens"`
+	MarkdownTokens int      `json:"markdownTokens"`
+	Rendering      string   `json:"rendering"`
+	MarkdownURL    string   `json:"markdownUrl"`
+	Negotiated     bool     `json:"negotiated"`
+	Failed         []string `json:"failed"`
+}
+
+type pageProfile struct {
+	ID            string   `json:"id"`
+	Source        string   `json:"source"`
+	Detected      string   `json:"detected"`
+	Evidence      []string `json:"evidence"`
+	Declared      string   `json:"declared"`
+	NotApplicable []struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Reason string `json:"reason"`
+		By     string `json:"by"`
+	} `json:"notApplicable"`
+	Score  pageTally `json:"score"`
+	Grade  string    `json:"grade"`
+	Others []struct {
+		ID    string `json:"id"`
+		Value int    `json:"value"`
+		Grade string `json:"grade"`
+	} `json:"others"`
+}
+
+type pageInteraction struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Message string   `json:"message"`
+	Fix     string   `json:"fix"`
+	Checks  []string `json:"checks"`
 }
 
 type pagePrevious struct {
@@ -220,11 +290,19 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	// that scan's report; without it the page shows the site's latest.
 	at := r.URL.Query().Get("at")
 	badAt := r.URL.Query().Has("at") && !validReportAt(at) // "at=" too: it is not the latest's page
-	key := pageKey(md, base, target, at, filter)
+	// profile judges the report as another kind of site (the origin
+	// re-judges it; the scan is the same). An unknown one is refused, and
+	// never shown back.
+	prof := r.URL.Query().Get("profile")
+	badProfile := prof != "" && !scanreq.ValidProfile(prof)
+	if badProfile {
+		prof = ""
+	}
+	key := pageKey(md, base, target, at, filter, prof)
 	reload := strings.Contains(r.Header.Get("Cache-Control"), "no-cache")
 	status := http.StatusOK
 	body, cached := h.p.CacheGet(key)
-	if !cached || reload || badAt {
+	if !cached || reload || badAt || badProfile {
 		var rep *pageReport
 		note := ""
 		switch {
@@ -232,8 +310,10 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 			status, note = http.StatusBadRequest, "That address is longer than 2048 characters; give the site's domain, such as example.com."
 		case badAt:
 			status, note = http.StatusBadRequest, badAtNote
+		case badProfile:
+			status, note = http.StatusBadRequest, badProfileNote
 		default:
-			rep, status, note = h.cachedReport(r, target, at, reload)
+			rep, status, note = h.cachedReport(r, target, at, prof, reload)
 		}
 		if md {
 			body = reportMarkdown(base, target, rep, note)
@@ -256,15 +336,19 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 	return true
 }
 
-func pageKey(md bool, base, target, at, filter string) string {
-	return "reportpage:" + strconv.FormatBool(md) + "|" + filter + "|" + at + "|" + base + "|" + target
+func pageKey(md bool, base, target, at, filter, profile string) string {
+	return "reportpage:" + strconv.FormatBool(md) + "|" + filter + "|" + at + "|" + profile + "|" + base + "|" + target
 }
 
 // reportKey is the edge cache's key of the origin's answer for target's
-// report (at: the scan's unix second, or "" for the latest).
-func reportKey(target, at string) string {
-	return "report:" + at + "|" + strings.ToLower(target)
+// report (at: the scan's unix second, or "" for the latest; profile: the
+// kind of site it is judged as, or "" for its own).
+func reportKey(target, at, profile string) string {
+	return "report:" + at + "|" + profile + "|" + strings.ToLower(target)
 }
+
+// badProfileNote is the page's answer to an unknown profile.
+const badProfileNote = "That is not a kind of site a report can be judged as: profile must be content, docs, api, commerce or application. Leave it out to see the site judged as the kind it declares, or else as detected."
 
 // badAtNote is the page's answer to an at that is not a scan's unix second.
 const badAtNote = "That permanent link is not valid: at must be the time of one scan in whole seconds since 1970 (1 to 12 digits). Leave it out for the site's latest report."
@@ -275,8 +359,8 @@ const badAtNote = "That permanent link is not valid: at must be the time of one 
 // the origin's ReportKeep); with at (a valid unix second, scanreq.ReportAt) the
 // report of the scan in that second. A miss is not cached at the edge, so
 // a report appears as soon as a scan finishes.
-func (h *Handler) cachedReport(r *http.Request, target, at string, reload bool) (*pageReport, int, string) {
-	key := reportKey(target, at)
+func (h *Handler) cachedReport(r *http.Request, target, at, profile string, reload bool) (*pageReport, int, string) {
+	key := reportKey(target, at, profile)
 	raw, ok := h.p.CacheGet(key)
 	// A reload (Cache-Control: no-cache, as the page's script sends right
 	// after a scan) reads the origin again: /api/report is as open to every
@@ -286,6 +370,9 @@ func (h *Handler) cachedReport(r *http.Request, target, at string, reload bool) 
 		path := "/api/report?url=" + url.QueryEscape(target)
 		if at != "" {
 			path += "&at=" + at // digits only (scanreq.ReportAt)
+		}
+		if profile != "" {
+			path += "&profile=" + profile // one of scanreq.Profiles
 		}
 		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, path, nil)
 		h.signFetch(req, identity.Caller{Tier: identity.Anonymous, Subject: h.addressKey(ip)}, ip)

@@ -80,8 +80,11 @@ func writeReportBody(b *strings.Builder, base, target string, rep *pageReport, f
 	writeSummary(b, target, rep)
 	writeFixNext(b, rep)
 	put(b, "</div>\n")
+	writeInteractions(b, rep)
 	writeChanges(b, rep)
+	writeProfile(b, rep)
 	writeChecks(b, rep, filter)
+	writeRead(b, rep)
 	writeSignals(b, rep)
 	writeBadges(b, base, rep.URL)
 }
@@ -118,7 +121,9 @@ func writeSummary(b *strings.Builder, target string, rep *pageReport) {
 	}
 	put(b, `<p class="tally">`, strconv.Itoa(s.Passed), ` passed · `, strconv.Itoa(s.Partial), ` partial · `, strconv.Itoa(s.Failed), ` failed · `, strconv.Itoa(s.NA), ` not applicable, of `, strconv.Itoa(s.Total), ` checks</p>
 <p class="when">Scanned `, dateTime(rep.Timestamp), ` · <a href="`, esc(permalink("", target, rep)), `" rel="bookmark" id="permalink">Permanent link</a></p>
-<form method="post" action="`, esc(reportURL("", rep.URL)), `&amp;fresh=1"><button type="submit" id="rescan" class="quiet" data-url="`, esc(rep.URL), `">Scan again</button></form>
+`)
+	writeProfileLine(b, rep)
+	put(b, `<form method="post" action="`, esc(reportURL("", rep.URL)), `&amp;fresh=1"><button type="submit" id="rescan" class="quiet" data-url="`, esc(rep.URL), `">Scan again</button></form>
 </div>
 `)
 	writeLadder(b, rep)
@@ -533,6 +538,9 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 	put(&b, "Score **", strconv.Itoa(s.Value), "/100**, grade **", s.Grade, "**, level **", strconv.Itoa(rep.CurrentLevel), " (", s.LevelName, ")**. ")
 	put(&b, strconv.Itoa(s.Passed), " passed, ", strconv.Itoa(s.Partial), " partial, ", strconv.Itoa(s.Failed), " failed, ", strconv.Itoa(s.NA), " not applicable, of ", strconv.Itoa(s.Total), " checks. Scanned ", rep.Timestamp.UTC().Format(time.RFC3339), ". Permanent link: ", permalink(base, target, rep), "\n\n")
 	put(&b, "Report: ", reportURL(base, rep.URL), " · JSON: ", base, "/api/report?url=", url.QueryEscape(rep.URL), "\n\n")
+	if p := rep.Profile; p != nil {
+		put(&b, "Judged as ", kindOf(p.ID), " (", mdtext.Text(sourceWords(p)), "). As ", p.ID, ": ", strconv.Itoa(p.Score.Value), " (", p.Grade, ").\n\n")
+	}
 	if p := rep.Plan; p != nil {
 		put(&b, "## Fix next\n\n")
 		if len(p.Steps) == 0 {
@@ -561,6 +569,7 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 			put(&b, "\n")
 		}
 	}
+	interactionsMarkdown(&b, rep)
 	if pr := rep.Previous; pr != nil || len(rep.History) >= 2 {
 		put(&b, "## Since the last scan\n\n")
 		if pr != nil {
@@ -609,6 +618,7 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 		}
 		put(&b, "\n")
 	}
+	readMarkdown(&b, rep)
 	if len(rep.Signals) > 0 {
 		put(&b, "## Identity and commerce (not scored)\n\n")
 		for _, sg := range rep.Signals {

@@ -95,13 +95,13 @@ func (h *Handler) scanForPage(w http.ResponseWriter, r *http.Request, target str
 	// before it; read back from the scan history, which adds the plan and
 	// the site's history to what the scan answered.
 	page := &rep
-	if stored, status, _ := h.cachedReport(r, target, "", true); status == http.StatusOK && stored.Timestamp.Equal(rep.Timestamp) {
+	if stored, status, _ := h.cachedReport(r, target, "", "", true); status == http.StatusOK && stored.Timestamp.Equal(rep.Timestamp) {
 		page = stored
 	} else {
-		h.p.CachePut(reportKey(target, ""), raw, reportTTL)
+		h.p.CachePut(reportKey(target, "", ""), raw, reportTTL)
 	}
-	h.p.CachePut(pageKey(false, base, target, "", "all"), reportHTML(base, target, page, "", "all"), reportTTL)
-	h.p.CachePut(pageKey(true, base, target, "", "all"), reportMarkdown(base, target, page, ""), reportTTL)
+	h.p.CachePut(pageKey(false, base, target, "", "all", ""), reportHTML(base, target, page, "", "all"), reportTTL)
+	h.p.CachePut(pageKey(true, base, target, "", "all", ""), reportMarkdown(base, target, page, ""), reportTTL)
 	http.Redirect(w, r, reportURL("", target), http.StatusSeeOther)
 }
 

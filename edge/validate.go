@@ -85,6 +85,10 @@ func checkScan(r *http.Request, body []byte) *Refusal {
 		if f := q.Get("format"); f != "" && f != "json" {
 			return &Refusal{Code: apierr.UnsupportedFormat, Message: "That format is not supported; use format=json, or omit it for a Server-Sent Events stream."}
 		}
+		if p := q.Get("profile"); p != "" && !scanreq.ValidProfile(p) {
+			// Before it charges: an unknown profile costs no scan.
+			return &Refusal{Code: apierr.InvalidProfile, Message: scanreq.ProfileMessage}
+		}
 	case http.MethodPost:
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 			return &Refusal{Code: apierr.UnsupportedMedia, Message: "Send the body as JSON with Content-Type: application/json, e.g. {\"url\": \"https://example.com\"}."}

@@ -246,6 +246,9 @@ func (s *Server) streamPurchase(ctx *fasthttp.RequestCtx, target, base string, p
 			case engine.EventCheckFinished:
 				b, _ := json.Marshal(e.Check)
 				send(sseEvent{name: EventCheck, data: b})
+			case engine.EventReadCheckFinished:
+				b, _ := json.Marshal(e.Check)
+				send(sseEvent{name: EventReadCheck, data: b})
 			case engine.EventSignalFinished:
 				b, _ := json.Marshal(e.Signal)
 				send(sseEvent{name: EventSignal, data: b})

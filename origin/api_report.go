@@ -21,13 +21,18 @@ import (
 // else the site's latest kept one (keptReports, Config.ReportKeep); with
 // at (unix seconds) the kept report of the scan in that second: a
 // permanent link. The report comes with the site's history up to it and
-// its plan (reportExtra).
+// its plan (reportExtra). With profile= it is judged as that kind of site
+// (judgedAs), whichever report it is.
 func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
 	url, ok := s.siteQuery(ctx)
 	if !ok {
 		return
 	}
 	at, ok := reportAt(ctx)
+	if !ok {
+		return
+	}
+	as, ok := profileQuery(ctx)
 	if !ok {
 		return
 	}
@@ -55,13 +60,17 @@ func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	extra, err := s.scans.reportExtra(c, url, res)
-	if err != nil || len(res.raw) < 2 || res.raw[len(res.raw)-1] != '}' {
+	var body []byte
+	if err == nil {
+		body, err = judgedAs(res, as)
+	}
+	if err != nil || len(body) < 2 || body[len(body)-1] != '}' {
 		writeError(ctx, apiErr(500, CodeInternal, "The stored report could not be read (a bug in the service); scan the site again with GET /api/scan?url=…&fresh=1."))
 		return
 	}
 	writeScanned(ctx, res)
 	ctx.Response.Header.Set("Access-Control-Allow-Origin", "*")
-	ctx.SetBody(res.raw[:len(res.raw)-1]) // the report's closing brace comes with extra
+	ctx.SetBody(body[:len(body)-1]) // the report's closing brace comes with extra
 	ctx.Write(extra)
 }
 

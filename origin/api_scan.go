@@ -21,6 +21,7 @@ import (
 	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/checks"
+	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -66,8 +67,45 @@ func (s *Server) siteQuery(ctx *fasthttp.RequestCtx) (url string, ok bool) {
 	return url, true
 }
 
+// profileQuery reads the optional profile=: the kind of site to judge the
+// report as (scanreq.Profiles). Absent or empty, the report keeps the
+// profile the site declared, else the detected one; an unknown one is
+// answered 400 here (ok false), and the message never repeats it.
+func profileQuery(ctx *fasthttp.RequestCtx) (p string, ok bool) {
+	p = string(ctx.QueryArgs().Peek("profile"))
+	if p == "" || scanreq.ValidProfile(p) {
+		return p, true
+	}
+	writeError(ctx, apiErr(400, CodeInvalidProfile, scanreq.ProfileMessage))
+	return "", false
+}
+
+// judgedAs is res's JSON judged as profile p: the cached bytes themselves
+// when p is "" (the scan judged it as declared or detected). The cache
+// never keys on the profile: profile.Apply re-judges a copy of the result
+// at answer time, from what it holds, without a new scan; checks[] and
+// score stay as scanned.
+func judgedAs(res *scanned, p string) ([]byte, error) {
+	if p == "" {
+		return res.raw, nil
+	}
+	r, err := res.result()
+	if err != nil {
+		return nil, err
+	}
+	cp := *r // Apply sets Profile alone: the shared result stays as cached
+	if err := profile.Apply(&cp, p, nil); err != nil {
+		return nil, err
+	}
+	return json.Marshal(&cp)
+}
+
 func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
 	url, ok := s.siteQuery(ctx)
+	if !ok {
+		return
+	}
+	as, ok := profileQuery(ctx)
 	if !ok {
 		return
 	}
@@ -77,7 +115,7 @@ func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if !asJSON {
-		s.streamScan(ctx, url, freshRequested(ctx))
+		s.streamScan(ctx, url, freshRequested(ctx), as)
 		return
 	}
 	defer func() { s.audit(s.caller(ctx), "scan", url, outcome(ctx)) }()
@@ -88,8 +126,13 @@ func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, toAPIError(err))
 		return
 	}
+	body, err := judgedAs(res, as)
+	if err != nil {
+		writeError(ctx, apiErr(500, CodeInternal, "The cached report could not be decoded; retry with fresh=1 to scan again."))
+		return
+	}
 	writeScanned(ctx, res)
-	ctx.SetBody(res.raw)
+	ctx.SetBody(body)
 }
 
 func writeScanned(ctx *fasthttp.RequestCtx, res *scanned) {
@@ -112,8 +155,11 @@ const (
 	EventCompleted = "scan.completed"
 	EventError     = "error"
 	EventHeartbeat = "heartbeat"
+	// EventReadCheck carries one check of the read suite (R.1…, not in the
+	// 48-check score), after the last check and before the signals.
+	EventReadCheck = "read_check"
 	// EventSignal carries one identity or commerce signal (not scored),
-	// after the last check and before scan.completed.
+	// after the read checks and before scan.completed.
 	EventSignal = "signal"
 	// The paid deep scan's stream adds these.
 	EventProbe   = "probe"           // a deep probe finished
@@ -167,12 +213,13 @@ const streamingKey = "agentready.streaming"
 const statusClientGone = 499 // nginx's "client closed request": the caller left mid-stream
 
 // streamScan answers with Server-Sent Events: scan.started, one check event
-// per finished check, one signal event per signal, heartbeats, then
-// scan.completed (or error). A cached
+// per finished check, one read_check event per read check, one signal event
+// per signal, heartbeats, then scan.completed (or error), whose data is the
+// full result judged as profile as (profile=; "" for the scan's own). A cached
 // result replays the same sequence. The scan is the shared one (s.scans.scan):
 // a stream that joins a running scan gets its events from the first. A client
 // that goes away leaves the scan, which is canceled if nobody else waits.
-func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
+func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool, as string) {
 	caller := s.caller(ctx)
 	// Not ctx: fasthttp recycles it for the connection's next request while
 	// the scan may still watch it. The stream writer cancels this when the
@@ -194,6 +241,9 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 			case engine.EventCheckFinished:
 				b, _ := json.Marshal(e.Check)
 				send(sseEvent{name: EventCheck, data: b})
+			case engine.EventReadCheckFinished:
+				b, _ := json.Marshal(e.Check)
+				send(sseEvent{name: EventReadCheck, data: b})
 			case engine.EventSignalFinished:
 				b, _ := json.Marshal(e.Signal)
 				send(sseEvent{name: EventSignal, data: b})
@@ -202,12 +252,18 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool) {
 		if err == nil && res.cached {
 			err = replay(url, res, send)
 		}
+		var body []byte
+		if err == nil {
+			if body, err = judgedAs(res, as); err != nil {
+				err = apiErr(500, CodeInternal, "The cached report could not be decoded; retry with fresh=1 to scan again.")
+			}
+		}
 		if err != nil {
 			e := toAPIError(err)
 			send(sseEvent{name: EventError, data: e.Envelope().JSON(), status: e.HTTPStatus(), code: string(e.Code), err: e})
 			return
 		}
-		send(sseEvent{name: EventCompleted, data: res.raw, status: 200})
+		send(sseEvent{name: EventCompleted, data: body, status: 200})
 	}()
 	// Errors before the first event (the store does not answer, no free
 	// worker, a url the scanner refuses) are ordinary JSON answers: the
@@ -300,7 +356,8 @@ func (s *Server) pumpEvents(w *bufio.Writer, events <-chan sseEvent, first *sseE
 }
 
 // replay streams a cached result as the live sequence: scan.started (cached),
-// every check, every signal; the caller sends scan.completed.
+// every check, every read check, every signal; the caller sends
+// scan.completed.
 func replay(url string, res *scanned, send func(sseEvent)) error {
 	r, err := res.result()
 	if err != nil {
@@ -310,6 +367,12 @@ func replay(url string, res *scanned, send func(sseEvent)) error {
 	for _, c := range r.Checks {
 		b, _ := json.Marshal(c)
 		send(sseEvent{name: EventCheck, data: b})
+	}
+	if r.Read != nil {
+		for _, c := range r.Read.Checks {
+			b, _ := json.Marshal(c)
+			send(sseEvent{name: EventReadCheck, data: b})
+		}
 	}
 	for _, sg := range r.Signals {
 		b, _ := json.Marshal(sg)

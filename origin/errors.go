@@ -36,6 +36,7 @@ const (
 	CodeUnsupportedFormat = apierr.UnsupportedFormat
 	CodeInvalidIdentity   = apierr.InvalidIdentity
 	CodeBadRequest        = apierr.BadRequest
+	CodeInvalidProfile    = apierr.InvalidProfile
 	CodeURLTooLong        = apierr.URLTooLong
 	CodeHeadersTooLarge   = apierr.HeadersTooLarge
 	CodeRequestTimeout    = apierr.RequestTimeout

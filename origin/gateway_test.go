@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/edge/x402"
+	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/internal/testing/facilitator"
 	"github.com/agentready/agentready/internal/testing/sse"
 	"github.com/agentready/agentready/origin"
@@ -254,10 +255,10 @@ func TestGatewayStream(t *testing.T) {
 			settledEv = e.Data
 		}
 	}
-	if count["scan.started"] != 1 || count["check"] != 48 || count["signal"] != 5 || count["probe"] == 0 || count["payment.settled"] != 1 || count["scan.completed"] != 1 {
+	if count["scan.started"] != 1 || count["check"] != 48 || count["signal"] != 5 || count["read_check"] != len(checks.Read()) || count["probe"] == 0 || count["payment.settled"] != 1 || count["scan.completed"] != 1 {
 		t.Errorf("events: %v", count)
 	}
-	if got := strings.Join(order, " "); got != "payment.settled scan.started check signal probe scan.completed" {
+	if got := strings.Join(order, " "); got != "payment.settled scan.started check read_check signal probe scan.completed" {
 		t.Errorf("order: %s", got)
 	}
 	var rep deepReport

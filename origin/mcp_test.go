@@ -22,6 +22,7 @@ import (
 	"github.com/agentready/agentready/edge/identity"
 	"github.com/agentready/agentready/edge/x402"
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/edgetest"
@@ -220,6 +221,7 @@ func TestMCPTools(t *testing.T) {
 		{"get_check_definitions/level 5", mcpDefinitionsLevel5},
 		{"get_check/with a url", mcpGetCheck},
 		{"scan_url/only_failing", mcpScanOnlyFailing},
+		{"scan_url/profile", mcpScanProfile},
 		{"compare_sites", mcpCompareSites},
 		{"get_recommendations", mcpRecommendations},
 		{"deep_scan/payment required", mcpDeepScan},
@@ -253,6 +255,7 @@ func TestMCPTools(t *testing.T) {
 		{"scan_url/unreachable", "scan_url", map[string]any{"url": e.dead}, "site unreachable"},
 		{"scan_url/javascript url", "scan_url", map[string]any{"url": "javascript:alert(1)"}, "invalid url"},
 		{"scan_url/numeric url", "scan_url", map[string]any{"url": 42}, ""},
+		{"scan_url/unknown profile", "scan_url", map[string]any{"url": e.full.URL, "profile": "zz-prof-9c1e"}, ""},
 		{"compare_sites/one url", "compare_sites", map[string]any{"urls": []string{e.full.URL}}, ""},
 		{"scan_batch/eleven urls", "scan_batch", map[string]any{"urls": eleven}, ""},
 		{"validate_llms_txt/neither content nor url", "validate_llms_txt", map[string]any{}, ""},
@@ -302,6 +305,37 @@ func mcpGetCheck(t *testing.T, e mcpEnv) {
 	}
 	if out.Result.Status != "pass" {
 		t.Errorf("1.12 on the full site: %s (%s), want pass", out.Result.Status, out.Result.Message)
+	}
+}
+
+// scan_url's structured content carries the read suite, the profile and
+// the interactions; profile re-judges the same scan as another kind.
+func mcpScanProfile(t *testing.T, e mcpEnv) {
+	var own, as struct {
+		Score        report.Score         `json:"score"`
+		Read         *report.Read         `json:"read"`
+		Profile      *report.Profile      `json:"profile"`
+		Interactions []report.Interaction `json:"interactions"`
+	}
+	structured(t, call(t, e.cs, "scan_url", map[string]any{"url": e.full.URL}), &own)
+	if own.Read == nil || len(own.Read.Checks) != len(checks.Read()) || own.Profile == nil || own.Profile.Source == "requested" {
+		t.Fatalf("scan_url: read %v, profile %+v", own.Read != nil, own.Profile)
+	}
+	want := "commerce"
+	if own.Profile.ID == want {
+		want = "docs"
+	}
+	structured(t, call(t, e.cs, "scan_url", map[string]any{"url": e.full.URL, "profile": want}), &as)
+	if as.Profile == nil || as.Profile.ID != want || as.Profile.Source != "requested" || as.Profile.Detected != own.Profile.Detected {
+		t.Errorf("scan_url profile=%s: %+v", want, as.Profile)
+	}
+	if as.Score != own.Score || as.Read == nil || as.Read.Score != own.Read.Score {
+		t.Error("the profile changed the score or the read suite")
+	}
+	// The cached result the scan path shares is not changed by a re-judging.
+	structured(t, call(t, e.cs, "scan_url", map[string]any{"url": e.full.URL}), &own)
+	if own.Profile == nil || own.Profile.Source == "requested" {
+		t.Errorf("a later scan_url without profile got the requested one: %+v", own.Profile)
 	}
 }
 

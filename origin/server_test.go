@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/edgetest"
@@ -181,9 +182,11 @@ func checkSequence(t *testing.T, evs []sse.Event, wantCached bool) (completed st
 			nonBeat = append(nonBeat, e)
 		}
 	}
-	// started + 48 checks + 5 identity and commerce signals + completed
-	if len(nonBeat) != 55 {
-		t.Fatalf("%d events (without heartbeats), want started + 48 checks + 5 signals + completed", len(nonBeat))
+	// started + 48 checks + 13 read checks + 5 identity and commerce
+	// signals + completed
+	nRead := len(checks.Read())
+	if len(nonBeat) != 55+nRead {
+		t.Fatalf("%d events (without heartbeats), want started + 48 checks + %d read checks + 5 signals + completed", len(nonBeat), nRead)
 	}
 	var st origin.StartedData
 	if nonBeat[0].Name != origin.EventStarted || json.Unmarshal([]byte(nonBeat[0].Data), &st) != nil || len(st.Checks) != 48 || st.Cached != wantCached {
@@ -191,18 +194,25 @@ func checkSequence(t *testing.T, evs []sse.Event, wantCached bool) (completed st
 	}
 	seen := map[string]bool{}
 	var signals []report.Signal
+	var read []report.Check
 	for i, e := range nonBeat {
 		if e.ID != fmt.Sprint(i+1) || e.Retry != 3000 {
 			t.Errorf("event %d: id %q retry %d", i, e.ID, e.Retry)
 		}
-		if i >= 1 && i <= 48 {
+		switch {
+		case i >= 1 && i <= 48:
 			var c report.Check
 			if e.Name != origin.EventCheck || json.Unmarshal([]byte(e.Data), &c) != nil || c.ID == "" || c.Status == "" {
 				t.Fatalf("event %d: %s %s", i, e.Name, e.Data)
 			}
 			seen[c.ID] = true
-		}
-		if i >= 49 && i <= 53 {
+		case i >= 49 && i < 49+nRead:
+			var c report.Check
+			if e.Name != origin.EventReadCheck || json.Unmarshal([]byte(e.Data), &c) != nil || !strings.HasPrefix(c.ID, "R.") || c.Status == "" {
+				t.Fatalf("event %d: %s %s", i, e.Name, e.Data)
+			}
+			read = append(read, c)
+		case i >= 49+nRead && i < 54+nRead:
 			var sg report.Signal
 			if e.Name != origin.EventSignal || json.Unmarshal([]byte(e.Data), &sg) != nil || sg.ID == "" || sg.Group == "" {
 				t.Fatalf("event %d: %s %s", i, e.Name, e.Data)
@@ -213,13 +223,21 @@ func checkSequence(t *testing.T, evs []sse.Event, wantCached bool) (completed st
 	if len(seen) != 48 {
 		t.Errorf("%d distinct checks streamed", len(seen))
 	}
-	last := nonBeat[54]
+	last := nonBeat[len(nonBeat)-1]
 	if last.Name != origin.EventCompleted {
 		t.Fatalf("last event %s", last.Name)
 	}
 	var final report.Result
 	if err := json.Unmarshal([]byte(last.Data), &final); err != nil || !reflect.DeepEqual(final.Signals, signals) {
 		t.Errorf("signal events %+v differ from the report's signals %+v (%v)", signals, final.Signals, err)
+	}
+	// The read checks streamed are the completed report's, in order, and
+	// the completed report carries the profile and the read suite whole.
+	if final.Read == nil || !reflect.DeepEqual(final.Read.Checks, read) {
+		t.Errorf("read_check events %+v differ from the report's read checks", read)
+	}
+	if final.Profile == nil || final.Profile.ID == "" || final.Profile.Source == "" {
+		t.Errorf("scan.completed carries no profile: %+v", final.Profile)
 	}
 	return last.Data
 }

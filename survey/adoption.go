@@ -103,7 +103,8 @@ func (t Tally) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// catalogOrder ranks every web check, then every signal, as reports list them.
+// catalogOrder ranks every web check, then every signal, then every read
+// check, as reports list them.
 var catalogOrder = func() map[string]int {
 	m := map[string]int{}
 	for _, c := range checks.Web() {
@@ -111,6 +112,9 @@ var catalogOrder = func() map[string]int {
 	}
 	for _, s := range checks.Signals() {
 		m[s.ID] = len(m)
+	}
+	for _, c := range checks.Read() {
+		m[c.ID] = len(m)
 	}
 	return m
 }()
@@ -123,6 +127,10 @@ type Slice struct {
 	Unreachable int   `json:"unreachable"`
 	Checks      Tally `json:"checks"`
 	Signals     Tally `json:"signals"`
+	// Read counts each read check (R.1…) among the sites whose scan ran
+	// the read suite; Profiles counts the sites by detected profile.
+	Read     Tally          `json:"read"`
+	Profiles map[string]int `json:"profiles"`
 	// Levels counts sites by current level, index = level (0–3).
 	Levels []int `json:"levels"`
 	// Scores is the score histogram: ten bins of ten points, index = bin
@@ -131,7 +139,7 @@ type Slice struct {
 }
 
 func newSlice() *Slice {
-	return &Slice{Checks: Tally{}, Signals: Tally{}, Levels: make([]int, 4), Scores: make([]int, 10)}
+	return &Slice{Checks: Tally{}, Signals: Tally{}, Read: Tally{}, Profiles: map[string]int{}, Levels: make([]int, 4), Scores: make([]int, 10)}
 }
 
 func (s *Slice) add(r *Result) {
@@ -142,6 +150,10 @@ func (s *Slice) add(r *Result) {
 	s.Sites++
 	s.Checks.add(r.Checks)
 	s.Signals.add(r.Signals)
+	s.Read.add(r.Read)
+	if r.Profile != "" {
+		s.Profiles[r.Profile]++
+	}
 	if r.Level != nil && *r.Level >= 0 && *r.Level < len(s.Levels) {
 		s.Levels[*r.Level]++
 	}
@@ -153,7 +165,10 @@ func (s *Slice) add(r *Result) {
 func (s *Slice) merge(o *Slice) {
 	s.Sites += o.Sites
 	s.Unreachable += o.Unreachable
-	for _, pair := range []struct{ dst, src Tally }{{s.Checks, o.Checks}, {s.Signals, o.Signals}} {
+	for k, n := range o.Profiles {
+		s.Profiles[k] += n
+	}
+	for _, pair := range []struct{ dst, src Tally }{{s.Checks, o.Checks}, {s.Signals, o.Signals}, {s.Read, o.Read}} {
 		for id, c := range pair.src {
 			d := pair.dst[id]
 			if d == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -170,6 +171,29 @@ func WriteHTML(w io.Writer, ad *Adoption) error {
 	statusTable(&b, "Sites by status of each signal", ad.Signals, sids, ad.Sites)
 	p("</section>\n")
 
+	// Profiles and the read suite.
+	p("<section id=\"profiles\">\n<h2>Kinds of site</h2>\n<p>The profile each scan detected: which checks apply to a site depends on its kind.</p>\n")
+	if len(ad.Profiles) == 0 {
+		p("<p>No scan of this survey detected a profile (they were made by a version without profiles).</p>\n")
+	} else {
+		p("<table>\n<caption>Sites by detected profile</caption>\n<thead><tr><th scope=\"col\" class=\"text\">Profile</th><th scope=\"col\">Sites</th><th scope=\"col\">Share</th></tr></thead>\n<tbody>\n")
+		for _, id := range profileIDs(ad.Profiles) {
+			p("<tr><th scope=\"row\">%s</th><td>%s</td><td>%s</td></tr>\n", esc(id), num(ad.Profiles[id]), pct(ad.Profiles[id], ad.Sites))
+		}
+		p("</tbody>\n</table>\n")
+	}
+	p("</section>\n")
+	p("<section id=\"read\">\n<h2>Read suite (not scored)</h2>\n")
+	if rn := readSites(ad.Read); rn == 0 {
+		p("<p>No scan of this survey ran the read suite.</p>\n")
+	} else {
+		p("<p>Each site's sample of pages, read one by one as an agent would: %s sites.</p>\n", num(rn))
+		rids := ad.Read.IDs()
+		stackedChart(&b, "read-chart", "Adoption of each read check", ad.Read, rids, rn)
+		statusTable(&b, "Sites by status of each read check", ad.Read, rids, rn)
+	}
+	p("</section>\n")
+
 	rankSection(&b, ad)
 	methodsSection(&b, ad.Methods, listName)
 	p("</main>\n<footer>Made by <code>agentready survey</code>; every site's checks and signals are in <code>%s</code> beside this page.</footer>\n</body>\n</html>\n", ResultsFile)
@@ -323,7 +347,38 @@ func label(id string) string {
 	if s, ok := checks.SignalByID(id); ok {
 		return s.Name + " (" + id + ")"
 	}
+	if c, ok := checks.ReadByID(id); ok {
+		return id + " " + c.Name
+	}
 	return id
+}
+
+// profileIDs are the profiles of m in report order, then any other, sorted.
+func profileIDs(m map[string]int) []string {
+	var ids []string
+	for _, p := range report.Profiles {
+		if _, ok := m[p]; ok {
+			ids = append(ids, p)
+		}
+	}
+	var other []string
+	for p := range m {
+		if !slices.Contains(report.Profiles, p) {
+			other = append(other, p)
+		}
+	}
+	sort.Strings(other)
+	return append(ids, other...)
+}
+
+// readSites is how many sites the read suite ran on: the most any read
+// check counted.
+func readSites(t Tally) int {
+	n := 0
+	for _, c := range t {
+		n = max(n, c.Total())
+	}
+	return n
 }
 
 func legend(b *strings.Builder) {

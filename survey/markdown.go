@@ -56,6 +56,23 @@ func WriteMarkdown(w io.Writer, ad *Adoption) {
 	p("\n## Identity and commerce signals (not scored)\n\nA site that publishes nothing is not applicable, never a failure.\n\n")
 	mdStatusTable(&b, ad.Signals, ad.Signals.IDs(), ad.Sites)
 
+	p("\n## Kinds of site\n\nThe profile each scan detected.\n\n")
+	if len(ad.Profiles) == 0 {
+		p("No scan of this survey detected a profile.\n")
+	} else {
+		p("| profile | sites | share |\n|---|---:|---:|\n")
+		for _, id := range profileIDs(ad.Profiles) {
+			p("| %s | %s | %s |\n", mdCell(id), num(ad.Profiles[id]), pct(ad.Profiles[id], ad.Sites))
+		}
+	}
+	p("\n## Read suite (not scored)\n\n")
+	if rn := readSites(ad.Read); rn == 0 {
+		p("No scan of this survey ran the read suite.\n")
+	} else {
+		p("Each site's sample of pages, read one by one as an agent would: %s sites.\n\n", num(rn))
+		mdStatusTable(&b, ad.Read, ad.Read.IDs(), rn)
+	}
+
 	p("\n## By rank\n\n")
 	buckets := distinctBuckets(ad)
 	switch {

@@ -28,8 +28,14 @@ type Result struct {
 	Level     *int      `json:"level,omitempty"`
 	Checks    Statuses  `json:"checks,omitempty"`
 	Signals   Statuses  `json:"signals,omitempty"`
-	Requests  int       `json:"requests"`
-	Duration  int64     `json:"durationMs"`
+	// Read are the read suite's checks (R.1…) and Profile the kind of
+	// site the scan detected (content, docs, api, commerce, application);
+	// both absent in results of a version without them, or with the read
+	// suite off.
+	Read     Statuses `json:"read,omitempty"`
+	Profile  string   `json:"profile,omitempty"`
+	Requests int      `json:"requests"`
+	Duration int64    `json:"durationMs"`
 	// Error is the code of a scan that produced no report
 	// (site_unreachable, internal_error); Cause is the fetcher's kind of
 	// failure (dns, timeout, refused, tls_cert…) and Message the scanner's

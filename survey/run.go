@@ -557,6 +557,15 @@ func scanOne(ctx context.Context, sc *engine.Scanner, p pending) outcome {
 		for i, s := range res.Signals {
 			r.Signals[i] = IDStatus{s.ID, s.Status}
 		}
+		if res.Read != nil {
+			r.Read = make(Statuses, len(res.Read.Checks))
+			for i, c := range res.Read.Checks {
+				r.Read[i] = IDStatus{c.ID, c.Status}
+			}
+		}
+		if res.Profile != nil {
+			r.Profile = res.Profile.Detected
+		}
 		if stats.FinalURL != "" && stats.FinalURL != p.URL {
 			r.FinalURL = stats.FinalURL
 		}

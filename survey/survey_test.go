@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentready/agentready/engine"
+	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/weburl"
 	"github.com/agentready/agentready/internal/testing/synthweb"
@@ -211,6 +212,44 @@ func TestSurveyReportsTheWebsCounts(t *testing.T) {
 			if r.FinalURL != "" || r.Score == nil || r.Level == nil || len(r.Checks) != 48 || len(r.Signals) != 5 || r.Requests == 0 {
 				t.Errorf("site %d: %+v", i, r)
 			}
+		}
+		if r.Score != nil && (len(r.Read) != len(checks.Read()) || r.Read[0].ID != "R.1" || r.Profile == "") {
+			t.Errorf("site %d: read %v, profile %q", i, r.Read, r.Profile)
+		}
+	}
+	// adoption.json counts each read check across the judged sites, and
+	// the sites by detected profile, as the results say.
+	judged, readCount, profiles := 0, map[string]survey.Counts{}, map[string]int{}
+	for _, r := range results {
+		if r.Score == nil {
+			continue
+		}
+		judged++
+		profiles[r.Profile]++
+		for _, e := range r.Read {
+			c := readCount[e.ID]
+			c.Add(e.Status)
+			readCount[e.ID] = c
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(out, survey.AdoptionFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ad struct {
+		Sites    int                      `json:"sites"`
+		Read     map[string]survey.Counts `json:"read"`
+		Profiles map[string]int           `json:"profiles"`
+	}
+	if err := json.Unmarshal(raw, &ad); err != nil {
+		t.Fatal(err)
+	}
+	if ad.Sites != judged || len(ad.Read) != len(checks.Read()) || !reflect.DeepEqual(ad.Read, readCount) || !reflect.DeepEqual(ad.Profiles, profiles) {
+		t.Errorf("adoption.json: %d sites, read %v, profiles %v; the results say %d, %v, %v", ad.Sites, ad.Read, ad.Profiles, judged, readCount, profiles)
+	}
+	for id, c := range ad.Read {
+		if c.Total() != judged {
+			t.Errorf("adoption.json: %s counts %d sites of %d", id, c.Total(), judged)
 		}
 	}
 	skipped, _ := os.ReadFile(filepath.Join(out, survey.SkippedFile))
@@ -652,7 +691,12 @@ func TestSurveyHTMLReportIsSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Agent readiness of 20 sites", "| 1.1 llms.txt |", "## Methods", "agent-readiness survey"} {
+	for _, want := range []string{`<section id="profiles">`, "<caption>Sites by detected profile</caption>", `<section id="read">`, "Sites by status of each read check", "R.1 Page Size", checks.Read()[len(checks.Read())-1].ID + " "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	for _, want := range []string{"# Agent readiness of 20 sites", "| 1.1 llms.txt |", "## Methods", "agent-readiness survey", "## Kinds of site", "| profile | sites | share |", "## Read suite (not scored)", "| R.1 Page Size |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/version"
 	"github.com/agentready/agentready/origin/browser"
@@ -87,6 +88,17 @@ var topics = []topic{
                      that raises the level soonest, with its effort and a starter to
                      publish; with --json, print that plan (as the MCP tool
                      get_recommendations returns it) instead of the report
+  --pages N          how many pages the read suite samples from llms.txt and the sitemap
+                     and reads one by one (the read checks R.1…; default 10, at most 50);
+                     0 turns the read suite off
+  --profile NAME     judge the site as this kind: content, docs, api, commerce or
+                     application (default: the kind it declares in
+                     /.well-known/agentready.json, else the kind detected); only the
+                     profile block changes, never the checks or the score
+  --waivers FILE     waive checks that do not apply to this site: a JSON file in the
+                     format of /.well-known/agentready.json, {"profile": "docs",
+                     "waivers": [{"check": "1.14", "reason": "…"}]}; its profile counts
+                     as --profile unless that is given (docs/ci.md)
   --render           also load the homepage in headless Chromium (CHROME_PATH or the
                      PATH) and end with what agents that do not run JavaScript miss:
                      words, headings, links and JSON-LD present only after rendering,
@@ -440,6 +452,9 @@ type scanFlags struct {
 	repo         string
 	recommend    bool
 	render       bool
+	pages        int
+	profile      string
+	waivers      string
 }
 
 // parseInterspersed lets flags come before or after the URL.
@@ -471,6 +486,9 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.repo, "repo", "", "")
 	fs.BoolVar(&f.recommend, "recommend", false, "")
 	fs.BoolVar(&f.render, "render", false, "")
+	fs.IntVar(&f.pages, "pages", defaultReadPages, "")
+	fs.StringVar(&f.profile, "profile", "", "")
+	fs.StringVar(&f.waivers, "waivers", "", "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -491,6 +509,17 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	case f.timeout <= 0:
 		fmt.Fprintln(stderr, "agentready scan: --timeout must be positive")
 		return exitUsage
+	case f.pages < 0 || f.pages > engine.MaxReadPages:
+		fmt.Fprintf(stderr, "agentready scan: --pages must be 0–%d (0 turns the read suite off)\n", engine.MaxReadPages)
+		return exitUsage
+	case f.profile != "" && !profile.Known(f.profile):
+		fmt.Fprintf(stderr, "agentready scan: --profile must be one of %s\n", strings.Join(report.Profiles, ", "))
+		return exitUsage
+	}
+	judgeAs, waivers, msg := scanProfile(f.profile, f.waivers)
+	if msg != "" {
+		fmt.Fprintf(stderr, "agentready scan: %s\n", msg)
+		return exitUsage
 	}
 	allow, err := fetch.ParseAllowList(f.allow)
 	if err != nil {
@@ -501,7 +530,10 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	// The allow-list matters with --no-private: otherwise every loopback
 	// and private address is admitted anyway.
 	policy := fetch.AddressPolicy{AllowPrivate: private, AllowAnyPort: private, Allow: allow}
-	opts := engine.Options{Deadline: f.timeout, Fetch: fetch.Config{Policy: policy}}
+	opts := engine.Options{Deadline: f.timeout, Fetch: fetch.Config{Policy: policy}, ReadPages: f.pages}
+	if f.pages == 0 {
+		opts.ReadPages = -1 // the read suite off
+	}
 	if f.render {
 		// The browser's requests pass the same address policy as the scanner's.
 		pool := browser.New(browser.Config{Tabs: 1, Policy: policy})
@@ -538,6 +570,10 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 			return exitCanceled
 		}
 		return exitScanFailed
+	}
+	if judgeAs != "" || len(waivers) > 0 {
+		// Known profile, checked above: Apply cannot fail.
+		_ = profile.Apply(res, judgeAs, waivers)
 	}
 	if f.repo != "" {
 		if err := withRepo(ctx, res, f.repo); err != nil {
@@ -638,6 +674,12 @@ func render(w io.Writer, r *report.Result, st *engine.Stats, next *advice.Plan, 
 	fmt.Fprintf(w, "%s\n", paint("1", "Agent readiness of "+r.URL))
 	fmt.Fprintf(w, "Score %d/100 (grade %s) · Level %d %s · Indexable %d/100\n", s.Value, s.Grade, r.CurrentLevel, s.LevelName, s.Indexable.Value)
 	fmt.Fprintf(w, "%d passed, %d partial, %d failed, %d not applicable\n", s.Passed, s.Partial, s.Failed, s.NA)
+	if r.Profile != nil {
+		renderProfile(w, r.Profile, paint)
+	}
+	if len(r.Interactions) > 0 {
+		renderInteractions(w, r.Interactions, paint)
+	}
 	for _, lp := range r.Levels {
 		fmt.Fprintf(w, "\n%s\n", paint("1", fmt.Sprintf("Level %d · %s — %d/%d passed", lp.Level.Number, lp.Level.Name, lp.Passed, lp.Total-lp.NA)))
 		for _, c := range r.Checks {
@@ -659,6 +701,9 @@ func render(w io.Writer, r *report.Result, st *engine.Stats, next *advice.Plan, 
 				fmt.Fprintf(w, "          %s %s\n", paint("36", "→"), sg.Recommendation)
 			}
 		}
+	}
+	if r.Read != nil {
+		renderRead(w, r.Read, paint, sym)
 	}
 	if r.Rendered != nil {
 		renderMissed(w, r.Rendered, paint)

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/internal/testing/testenv"
@@ -118,8 +119,11 @@ func TestExitCodes(t *testing.T) {
 func TestChecksCommand(t *testing.T) {
 	code, out, _ := runCLI("checks", "--json")
 	var defs []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &defs) != nil || len(defs) != 58 {
-		t.Fatalf("exit %d, %d definitions", code, len(defs))
+	if code != 0 || json.Unmarshal([]byte(out), &defs) != nil || len(defs) != 58+len(checks.Read()) {
+		t.Fatalf("exit %d, %d definitions, want the 58 checks and the %d read checks", code, len(defs), len(checks.Read()))
+	}
+	if last, want := defs[len(defs)-1], checks.Read()[len(checks.Read())-1].ID; last["id"] != want || last["category"] != report.ReadGroup {
+		t.Errorf("last definition %v, want %s in %s", last["id"], want, report.ReadGroup)
 	}
 }
 

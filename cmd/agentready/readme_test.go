@@ -73,13 +73,14 @@ func excerpt(out string, keep map[string]bool) string {
 	for ; i < len(lines) && lines[i] != ""; i++ {
 		res = append(res, lines[i])
 	}
-	signals := false // inside the signals section, which is kept whole
+	signals := false // inside the signals, profile, across-checks or read-suite section, each kept whole
 	for ; i < len(lines); i++ {
 		l := lines[i]
 		switch m := checkLine.FindStringSubmatch(l); {
 		case l == "":
 			signals = false
-		case l == signalsHeading:
+		case l == signalsHeading, l == "Profile", l == "Across checks", strings.HasPrefix(l, "Read suite"):
+			// Kept whole, as the signals are.
 			res = append(res, "", l)
 			signals, elided = true, false
 		case signals:

@@ -1,29 +1,12 @@
 package checks_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/checktest"
 )
-
-func writeSite(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 const prose = `<p>Lantern schedules jobs across a fleet of workers. This page explains how
 to write a job, how to give it a schedule, how retries and backoff work, and how to
@@ -118,7 +101,7 @@ func TestInteractions(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
 			t.Parallel()
-			res := checktest.Scan(t, writeSite(t, c.has))
+			res := checktest.Scan(t, checktest.WriteSite(t, c.has))
 			var found *report.Interaction
 			for i := range res.Interactions {
 				if res.Interactions[i].ID == c.id {
@@ -131,7 +114,7 @@ func TestInteractions(t *testing.T) {
 			if found.Title == "" || found.Message == "" || found.Fix == "" || len(found.Checks) == 0 {
 				t.Errorf("incomplete: %+v", found)
 			}
-			res = checktest.Scan(t, writeSite(t, c.hasn))
+			res = checktest.Scan(t, checktest.WriteSite(t, c.hasn))
 			for _, id := range interactionIDs(res) {
 				if id == c.id {
 					t.Errorf("%s on the site without it: %+v", c.id, res.Interactions)
@@ -144,7 +127,7 @@ func TestInteractions(t *testing.T) {
 // A report without a read sample (a repository scan) has no interactions;
 // a well-behaved site has none.
 func TestInteractionsNone(t *testing.T) {
-	res := checktest.Scan(t, writeSite(t, site("guide", prosePage("Guide"), nil)))
+	res := checktest.Scan(t, checktest.WriteSite(t, site("guide", prosePage("Guide"), nil)))
 	if len(res.Interactions) != 0 {
 		t.Errorf("interactions on a plain site: %v", interactionIDs(res))
 	}

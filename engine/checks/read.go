@@ -762,7 +762,7 @@ func init() {
 		o.NA = noMarkdown
 		return o
 	})
-	readCheck(Definition{ID: "R.18", Name: "Tabbed Content Reaches Agents",
+	readCheck(Definition{ID: "R.18", Name: "Tab Panels Reach Agents",
 		LooksFor: "Each sampled page's tab panels (role=\"tabpanel\"): their text in the HTML and, when the page has markdown, in the markdown.",
 		Rule:     fmt.Sprintf("A page passes when every tab panel has text in the HTML the server sends and, when the page has markdown, the markdown holds at least %d%% of each panel's words (code samples in other languages, platform-specific steps). Pages without tabs are not counted. Proportional over the sample.", MinParity),
 		Fix:      "Render every tab's content into the HTML (hidden is fine) and serialise each tab into the markdown as its own section, headed by the tab's name.",

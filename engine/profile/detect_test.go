@@ -1,7 +1,6 @@
 package profile_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,22 +46,6 @@ func TestDetectFixtureSites(t *testing.T) {
 	}
 }
 
-// writeSite writes a fixture site to a directory of its own.
-func writeSite(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 const prose = `<p>Lantern schedules jobs across a fleet of workers. This page explains how
 to write a job, how to give it a schedule, how retries and backoff work, and how to
 watch a run from the dashboard or the command line. Each section stands on its own,
@@ -85,7 +68,7 @@ func docsSite(declaration string) map[string]string {
 // /.well-known/agentready.json is judged as it says; what it says wrong
 // is dropped.
 func TestDetectDeclaration(t *testing.T) {
-	res := checktest.Scan(t, writeSite(t, docsSite(`{"profile": "Docs", "waivers": [
+	res := checktest.Scan(t, checktest.WriteSite(t, docsSite(`{"profile": "Docs", "waivers": [
 		{"check": "1.14", "reason": "we publish no feed"},
 		{"check": "R.13", "reason": "our pages are generated"},
 		{"check": "9.9", "reason": "no such check"},
@@ -131,7 +114,7 @@ func TestDetectBadDeclaration(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := checktest.Scan(t, writeSite(t, docsSite(body)))
+			res := checktest.Scan(t, checktest.WriteSite(t, docsSite(body)))
 			if p := res.Profile; p.Declared != "" || p.Source != "detected" || p.ID != p.Detected || len(p.Waivers) != 0 {
 				t.Errorf("profile %+v", p)
 			}

@@ -21,7 +21,7 @@ type Rule struct {
 const (
 	noAPI       = "a %s site offers pages to read, not an API or agent actions: agents read it, they do not call it"
 	noShopAPI   = "a shop's agents buy through its commerce protocols (the UCP, ACP and payment signals), not a general-purpose API"
-	noFeed      = "a %s site has no stream of articles to syndicate"
+	noFeed      = "%s has no stream of articles to syndicate"
 	noPageTools = "an API's agents call it directly; it has no pages whose actions WebMCP would expose"
 	noArticles  = "an application's pages are tools behind a sign-in, not articles to ground answers in"
 )
@@ -57,12 +57,12 @@ var Rules = []Rule{
 	{ID: "docs", Description: "documentation: agents read it to use a product",
 		Skip: skip(fmt.Sprintf(noAPI, "documentation"), apiChecks...)},
 	{ID: "api", Description: "an API product: agents call it",
-		Skip: merge(skip(fmt.Sprintf(noFeed, "API"), "1.14"), skip(noPageTools, "1.18"))},
+		Skip: merge(skip(fmt.Sprintf(noFeed, "an API"), "1.14"), skip(noPageTools, "1.18"))},
 	{ID: "commerce", Description: "a shop: agents browse and buy",
 		Skip: merge(skip(noShopAPI, "1.3", "1.16", "2.1", "2.2", "2.3", "2.4", "2.5", "2.7", "2.8", "2.9", "2.10", "3.1", "3.2", "3.3", "3.4", "3.5"),
-			skip(fmt.Sprintf(noFeed, "shop"), "1.14"))},
+			skip(fmt.Sprintf(noFeed, "a shop"), "1.14"))},
 	{ID: "application", Description: "a web application behind a sign-in: agents act in it",
-		Skip: merge(skip(fmt.Sprintf(noFeed, "application"), "1.14"), skip(noArticles, "4.12"))},
+		Skip: merge(skip(fmt.Sprintf(noFeed, "an application"), "1.14"), skip(noArticles, "4.12"))},
 }
 
 // Known reports whether id names a profile.

@@ -73,6 +73,14 @@ func TestPagesDoNotOverflow(t *testing.T) {
 	}
 	nextSecond(t, last.Timestamp)
 	scanSite(t, svc, s.URL, true)
+	// A site with every block beside the checks: findings across checks,
+	// a profile and a read suite with its table of sampled pages.
+	rs, err := fixture.Start(siteCopy(t, "read-api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rs.Close)
+	scanSite(t, svc, rs.URL, false)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Flag("hide-scrollbars", true))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -89,6 +97,8 @@ func TestPagesDoNotOverflow(t *testing.T) {
 	for _, pg := range []struct{ name, url, ready string }{
 		{"the report", report, `document.getElementById("diff") !== null && document.querySelector("#fix-next .starter button.copy") !== null`},
 		{"the 400 page of a 3,000-character url=", huge, `document.getElementById("scan-now") !== null`},
+		{"the report with a read suite", svc.URL + "/report?url=" + url.QueryEscape(rs.URL), `document.getElementById("read-pages") !== null && document.getElementById("interactions") !== null`},
+		{"the report judged as another profile", svc.URL + "/report?url=" + url.QueryEscape(rs.URL) + "&profile=commerce", `document.getElementById("profile-others") !== null`},
 	} {
 		for _, width := range []int64{360, 1280} {
 			name := pg.name + " at " + map[int64]string{360: "360 px", 1280: "1280 px"}[width]

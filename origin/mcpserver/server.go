@@ -176,12 +176,26 @@ var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonsc
 	reflect.TypeFor[report.Details](): {Type: "object", Description: "The evidence the verdict rests on ({} when none); its members depend on the check."},
 }}
 
+// inputOptions give input types their schema: a profile is one of
+// report.Profiles.
+var inputOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[ProfileName](): {Type: "string", Enum: profileEnum(), Description: profileDescription},
+}}
+
+func profileEnum() []any {
+	out := make([]any, len(report.Profiles))
+	for i, p := range report.Profiles {
+		out[i] = p
+	}
+	return out
+}
+
 // addTool registers a tool whose input and output schemas are inferred from
 // In and Out, set on the definition (so the server card shows the same
 // schemas), and whose handler may return a payment-required result in place of
 // Out (nil out).
 func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, *Out, error)) error {
-	in, err := jsonschema.For[In](nil)
+	in, err := jsonschema.For[In](inputOptions)
 	if err != nil {
 		return fmt.Errorf("%s input schema: %w", t.Name, err)
 	}

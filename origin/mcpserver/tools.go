@@ -19,6 +19,7 @@ import (
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/parse/agentcard"
 	"github.com/agentready/agentready/engine/parse/llmstxt"
+	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/payment"
 )
@@ -37,8 +38,36 @@ type URLInput struct {
 }
 
 type ScanInput struct {
-	URL         string `json:"url" jsonschema:"The site to scan: a domain such as example.com (scanned over https) or a full http(s) URL; only the site root is scanned."`
-	OnlyFailing bool   `json:"only_failing,omitempty" jsonschema:"When true, return only checks that did not pass (fail or partial), to save tokens."`
+	URL         string      `json:"url" jsonschema:"The site to scan: a domain such as example.com (scanned over https) or a full http(s) URL; only the site root is scanned."`
+	OnlyFailing bool        `json:"only_failing,omitempty" jsonschema:"When true, return only checks that did not pass (fail or partial), to save tokens."`
+	Profile     ProfileName `json:"profile,omitempty"`
+}
+
+// DeepScanInput is deep_scan's input: a site and, optionally, the kind of
+// site to judge it as.
+type DeepScanInput struct {
+	URL     string      `json:"url" jsonschema:"The site to scan: a domain such as example.com (scanned over https) or a full http(s) URL; only the site root is scanned."`
+	Profile ProfileName `json:"profile,omitempty"`
+}
+
+// ProfileName is the kind of site a report is judged as; its schema
+// (inputOptions) is the enum of report.Profiles.
+type ProfileName string
+
+// profileDescription describes the profile argument of the scan tools.
+const profileDescription = "Optional: judge the site as this kind of site (content, docs, api, commerce or application) instead of the kind it declares in /.well-known/agentready.json or the kind detected. Only the profile block changes (profile.id, profile.source \"requested\", its score and the checks that do not apply); checks and score stay as scanned, and no new scan is made."
+
+// judged is r judged as profile p (r itself when p is empty): a copy, so
+// the cached result the scan path shares is never changed.
+func judged(r *report.Result, p ProfileName) (*report.Result, error) {
+	if p == "" {
+		return r, nil
+	}
+	cp := *r
+	if err := profile.Apply(&cp, string(p), nil); err != nil {
+		return nil, &ToolError{"profile must be one of " + strings.Join(report.Profiles, ", ")}
+	}
+	return &cp, nil
 }
 
 type ScanOutput struct {
@@ -50,6 +79,9 @@ type ScanOutput struct {
 	Levels       []report.LevelProgress `json:"levels" jsonschema:"Progress per level."`
 	Checks       []report.Check         `json:"checks" jsonschema:"Per-check results (all 48, or only the failing ones)."`
 	Signals      []report.Signal        `json:"signals" jsonschema:"Identity and commerce signals (webbotauth, ucp, acp, ap2, mpp): status pass, partial or na, never fail; not scored, so they never change score, level or badge. Always all five, whatever only_failing says."`
+	Read         *report.Read           `json:"read,omitempty" jsonschema:"The read suite: a sample of the site's pages (from llms.txt and the sitemap), read one by one as an agent would, with its read checks R.1, R.2… (category Readable) and the suite's own score; not in the 48-check score. Absent in a report made before it existed."`
+	Profile      *report.Profile        `json:"profile,omitempty" jsonschema:"The kind of site the report is judged as (content, docs, api, commerce or application), where that came from (detected, declared or requested), the evidence, the checks that do not apply with their reasons, the score as that kind and as each other kind. Never changes checks or score."`
+	Interactions []report.Interaction   `json:"interactions,omitempty" jsonschema:"Findings that only show across checks (such as markdown twins nothing points to), each with its fix."`
 }
 
 // DeepScanOutput is the deep scan's report: the full report plus its deep block.
@@ -63,6 +95,9 @@ type DeepScanOutput struct {
 	Signals      []report.Signal        `json:"signals" jsonschema:"Identity and commerce signals (webbotauth, ucp, acp, ap2, mpp): pass, partial or na; not scored."`
 	Rendered     *report.Rendered       `json:"rendered,omitempty" jsonschema:"The homepage after its scripts ran, when the service has a browser."`
 	Deep         *report.Deep           `json:"deep" jsonschema:"What the deep scan tried (live MCP, OAuth, API and A2A probes, several pages) and what broke; not scored."`
+	Read         *report.Read           `json:"read,omitempty" jsonschema:"The read suite: sampled pages read one by one, its read checks (R.1…) and its own score; not in the 48-check score."`
+	Profile      *report.Profile        `json:"profile,omitempty" jsonschema:"The kind of site the report is judged as, why, and what that changes (checks that do not apply, the score as each kind). Never changes checks or score."`
+	Interactions []report.Interaction   `json:"interactions,omitempty" jsonschema:"Findings that only show across checks, each with its fix."`
 }
 
 type DefinitionsInput struct {
@@ -283,11 +318,18 @@ func (s *Server) scanned(ctx context.Context, req *mcp.CallToolRequest, raw stri
 }
 
 func (s *Server) scanURL(ctx context.Context, req *mcp.CallToolRequest, in ScanInput) (*mcp.CallToolResult, *ScanOutput, error) {
+	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before it costs a scan
+		return nil, nil, &ToolError{"profile must be one of " + strings.Join(report.Profiles, ", ")}
+	}
 	r, pay, err := s.scanned(ctx, req, in.URL)
 	if pay != nil || err != nil {
 		return pay, nil, err
 	}
-	out := &ScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, LevelName: report.LevelName(r.CurrentLevel), Score: r.Score, Levels: r.Levels, Checks: r.Checks, Signals: r.Signals}
+	if r, err = judged(r, in.Profile); err != nil {
+		return nil, nil, err
+	}
+	out := &ScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, LevelName: report.LevelName(r.CurrentLevel), Score: r.Score, Levels: r.Levels, Checks: r.Checks, Signals: r.Signals,
+		Read: r.Read, Profile: r.Profile, Interactions: r.Interactions}
 	if out.Signals == nil { // a result cached before signals existed
 		out.Signals = []report.Signal{}
 	}
@@ -482,10 +524,13 @@ func renderPlan(p advice.Plan) *RecommendationsOutput {
 // error result whose structured content is the v2 PaymentRequired); with
 // one, the HTTP gateway's logic verifies, scans and settles, and the result
 // carries the deep report and _meta["x402/payment-response"].
-func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLInput) (*mcp.CallToolResult, *DeepScanOutput, error) {
+func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in DeepScanInput) (*mcp.CallToolResult, *DeepScanOutput, error) {
 	u, err := s.site(in.URL)
 	if err != nil {
 		return nil, nil, err
+	}
+	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before anything is paid
+		return nil, nil, &ToolError{"profile must be one of " + strings.Join(report.Profiles, ", ")}
 	}
 	if s.d.Gateway == nil {
 		return nil, nil, &ToolError{"the paid deep scan is not available on this server"}
@@ -557,8 +602,12 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in URLI
 	if len(paid) > 0 {
 		out.Meta = paid
 	}
-	return out, &DeepScanOutput{URL: r.URL, Timestamp: r.Timestamp, CurrentLevel: r.CurrentLevel, Score: r.Score, Levels: r.Levels,
-		Checks: r.Checks, Signals: r.Signals, Rendered: r.Rendered, Deep: r.Deep}, nil
+	jr, err := judged(&r, in.Profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, &DeepScanOutput{URL: jr.URL, Timestamp: jr.Timestamp, CurrentLevel: jr.CurrentLevel, Score: jr.Score, Levels: jr.Levels,
+		Checks: jr.Checks, Signals: jr.Signals, Rendered: jr.Rendered, Deep: jr.Deep, Read: jr.Read, Profile: jr.Profile, Interactions: jr.Interactions}, nil
 }
 
 func (s *Server) batch(ctx context.Context, req *mcp.CallToolRequest, in BatchInput) (*mcp.CallToolResult, *BatchOutput, error) {

@@ -90,6 +90,18 @@ func TestEmbeddedNodesFitAPage(t *testing.T) {
 	if err := e.Screenshots().Put(ctx, "https://a.example/", shot, at, time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	blobEntries := func() int {
+		n := 0
+		e.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketKV).Cursor()
+			for k, _ := c.Seek(blobPrefix); k != nil && bytes.HasPrefix(k, blobPrefix); k, _ = c.Next() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	shotEntries := blobEntries() // the store held nothing else yet
 	report := goldenReport(t)
 	for i := range 20 {
 		url := "https://s" + strings.Repeat("x", i) + ".example/"
@@ -128,6 +140,7 @@ func TestEmbeddedNodesFitAPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every chunk goes with its blob once nothing refers to it.
+	before := blobEntries()
 	if err := e.del(ctx, "shot:https://a.example/"); err != nil {
 		t.Fatal(err)
 	}
@@ -137,18 +150,11 @@ func TestEmbeddedNodesFitAPage(t *testing.T) {
 	if err := e.sweepAll(); err != nil { // the first pass may have marked it before the delete
 		t.Fatal(err)
 	}
-	e.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketKV).Cursor()
-		n := 0
-		for k, _ := c.Seek(blobPrefix); k != nil && bytes.HasPrefix(k, blobPrefix); k, _ = c.Next() {
-			n++
-		}
-		// 20 reports: each a blob of 8 or 9 entries.
-		if n > 20*10 {
-			t.Errorf("%d blob entries left after the screenshot went, want the reports' alone", n)
-		}
-		return nil
-	})
+	// The screenshot's chunks (200 KB in chunks of at most chunkBytes)
+	// are gone, and the 20 reports' are all left.
+	if after := blobEntries(); before-after != shotEntries || shotEntries < len(shot)/chunkBytes || after < 20 {
+		t.Errorf("the screenshot took %d blob entries; %d before it went and %d after, want %d fewer and the reports' left", shotEntries, before, after, shotEntries)
+	}
 }
 
 // A file written by an earlier build keeps what it wrote readable: a blob

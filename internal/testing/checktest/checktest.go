@@ -134,3 +134,21 @@ func Site(t testing.TB, dir string, opts ...fixture.Option) {
 		t.Errorf("%s: %s", filepath.Base(dir), d)
 	}
 }
+
+// WriteSite writes a fixture site, path → body, to a directory of its own
+// (removed with the test) and returns it, for a test that builds the site
+// it scans.
+func WriteSite(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -1,0 +1,116 @@
+package stack_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"html"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentready/agentready/internal/stack"
+	"github.com/agentready/agentready/internal/testing/fixture"
+	"github.com/agentready/agentready/internal/testing/testenv"
+)
+
+// The report page and its markdown twin show the report's blocks beside
+// the 48 checks: the findings across checks above the checks, the profile
+// by the score and in a section of its own, and the read suite with its
+// sampled pages; ?profile= judges the same report as another kind of site
+// (through the origin's /api/report), and an unknown one is refused in
+// the page's own words, never shown back. So is /api/scan's profile=, at
+// the edge, before it charges.
+func TestReportPageProfileAndReadSuite(t *testing.T) {
+	svc := start(t, stack.Options{Env: reportEnv})
+	s, err := fixture.Start(siteCopy(t, "read-api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	r := scanSite(t, svc, s.URL, false)
+	if r.Profile == nil || r.Read == nil || len(r.Interactions) == 0 || len(r.Read.Pages) == 0 {
+		t.Fatalf("the read-api fixture's report lacks a block: profile %v, read %v, %d interactions", r.Profile, r.Read, len(r.Interactions))
+	}
+	q := url.QueryEscape(s.URL)
+	resp, page := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/html")
+	if resp.StatusCode != 200 {
+		t.Fatalf("the page: %d", resp.StatusCode)
+	}
+	text := html.UnescapeString(string(page))
+	in := r.Interactions[0]
+	for _, want := range []string{
+		`id="profile-line">Judged as <strong>`,
+		`id="interactions"`, `data-id="` + in.ID + `"`,
+		`id="profile"`, `id="profile-others"`,
+		`id="read"`, `id="read-checks"`, `id="check-R.1"`, `id="read-pages"`,
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	for _, want := range []string{in.Title, in.Fix, r.Profile.Evidence[0], r.Read.Checks[0].Message} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not say %q", want)
+		}
+	}
+	// Across checks comes before the checks, the read suite after them.
+	if i, j, k := bytes.Index(page, []byte(`id="interactions"`)), bytes.Index(page, []byte(`id="checks"`)), bytes.Index(page, []byte(`id="read"`)); i < 0 || j < i || k < j {
+		t.Errorf("the sections are out of order: interactions %d, checks %d, read %d", i, j, k)
+	}
+	// One row per sampled page, with its path and status.
+	table := string(page[bytes.Index(page, []byte(`id="read-pages"`)):])
+	table = table[:strings.Index(table, "</table>")]
+	if n := strings.Count(table, "<tr><td"); n != len(r.Read.Pages) {
+		t.Errorf("%d rows in the sampled pages' table, want %d", n, len(r.Read.Pages))
+	}
+	p0, _ := url.Parse(r.Read.Pages[0].URL)
+	if !strings.Contains(table, ">"+html.EscapeString(p0.Path)+"</a></td><td>"+strconv.Itoa(r.Read.Pages[0].Status)+"</td>") {
+		t.Errorf("the table lacks the first page %s (%d)", p0.Path, r.Read.Pages[0].Status)
+	}
+
+	// As another kind: the line by the score says it was asked for.
+	as := "commerce"
+	resp, page = testenv.Get(t, svc.URL+"/report?url="+q+"&profile="+as, "Accept", "text/html")
+	if resp.StatusCode != 200 || !bytes.Contains(page, []byte(`id="profile-line">Judged as <strong>a shop</strong> (as asked; detected: `+r.Profile.Detected+`)`)) {
+		t.Errorf("?profile=%s: %d, the line reads %q", as, resp.StatusCode, lineOf(page, `id="profile-line"`))
+	}
+	var served struct {
+		Profile struct{ ID, Source string }
+	}
+	if _, b := testenv.Get(t, svc.URL+"/api/report?url="+q+"&profile="+as); json.Unmarshal(b, &served) != nil || served.Profile.ID != as || served.Profile.Source != "requested" {
+		t.Errorf("/api/report profile=%s through the edge: %+v", as, served.Profile)
+	}
+	resp, md := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
+	for _, want := range []string{"## Across checks", "## Profile: ", "## Read suite (", "The sampled pages:\n\n- ", "Judged as "} {
+		if resp.StatusCode != 200 || !bytes.Contains(md, []byte(want)) {
+			t.Errorf("the markdown twin lacks %q", want)
+		}
+	}
+
+	const bogus = "zz-prof-9c1e"
+	for _, u := range []string{"/report?url=" + q + "&profile=" + bogus, "/api/scan?format=json&url=" + q + "&profile=" + bogus, "/api/report?url=" + q + "&profile=" + bogus} {
+		resp, b := testenv.Get(t, svc.URL+u)
+		if resp.StatusCode != 400 || bytes.Contains(b, []byte(bogus)) {
+			t.Errorf("%s: %d, echoes the value: %v", u, resp.StatusCode, bytes.Contains(b, []byte(bogus)))
+		}
+		if strings.HasPrefix(u, "/api/") {
+			var e struct{ Code string }
+			if json.Unmarshal(b, &e) != nil || e.Code != "invalid_profile" {
+				t.Errorf("%s: %s, want invalid_profile", u, b)
+			}
+		} else if !bytes.Contains(b, []byte("profile must be content, docs, api, commerce or application")) {
+			t.Errorf("%s: the page does not say what profile must be", u)
+		}
+	}
+}
+
+// lineOf is the line of page holding s, for a failure's message.
+func lineOf(page []byte, s string) string {
+	for _, l := range strings.Split(string(page), "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
