@@ -11,6 +11,7 @@ import (
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/engine/advice"
+	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -59,7 +60,7 @@ func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, CodeNotFound, "No recent report of this site is kept; scan it with GET /api/scan?url=… (this endpoint never scans)."))
 		return
 	}
-	extra, err := s.scans.reportExtra(c, url, res)
+	extra, err := s.scans.reportExtra(c, url, res, as)
 	var body []byte
 	if err == nil {
 		body, err = judgedAs(res, as)
@@ -103,8 +104,8 @@ type historyPoint struct {
 // it), so they are made once per report and kept while it may be served:
 // a scan makes them as it ends, and a report read from the cache is
 // decoded only by its first reader here.
-func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned) ([]byte, error) {
-	if !sc.kept {
+func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned, as string) ([]byte, error) {
+	if !sc.kept && as == "" {
 		if e, ok := s.extras.get(url, time.Now()); ok && e.at.Equal(sc.scannedAt) {
 			return e.raw, nil
 		}
@@ -113,11 +114,18 @@ func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned) ([]b
 	if err != nil {
 		return nil, err
 	}
+	if as != "" { // the plan of the report judged as that kind puts what does not apply last
+		cp := *r
+		if err := profile.Apply(&cp, as, nil); err != nil {
+			return nil, err
+		}
+		r = &cp
+	}
 	series, err := s.history.Series(ctx, r.URL, false)
 	extra := makeExtra(series, r)
 	// A kept report (of any scan in ReportKeep) is made each time: the
 	// extras hold the cached report of each site, which it must not evict.
-	if err == nil && !sc.kept { // else history is this report alone: not kept, the next read tries again
+	if err == nil && !sc.kept && as == "" { // else history is this report alone: not kept, the next read tries again
 		s.keepExtra(url, sc.scannedAt, extra)
 	}
 	return extra, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/edge/scanreq"
+	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
@@ -138,6 +139,55 @@ func TestEdgeKnowsTheProfiles(t *testing.T) {
 	for _, p := range report.Profiles {
 		if !scanreq.ValidProfile(p) || !profile.Known(p) {
 			t.Errorf("%s: valid at the edge %v, known to the engine %v", p, scanreq.ValidProfile(p), profile.Known(p))
+		}
+	}
+}
+
+// /api/report's plan is the plan of the report judged as the profile asked
+// for: the checks that do not apply to that kind come last, with the reason,
+// and never block the next level.
+func TestReportPlanFollowsTheProfile(t *testing.T) {
+	o := startOrigin(t, origin.Config{}, nil)
+	s := site(t, "partial") // an API site that fails several API checks
+	if resp, body := get(t, scanURL(o, s.URL, "&format=json")); resp.StatusCode != 200 {
+		t.Fatalf("scan: %d %s", resp.StatusCode, body)
+	}
+	const as = "content"
+	resp, body := get(t, o.URL+"/api/report?url="+url.QueryEscape(s.URL)+"&profile="+as)
+	if resp.StatusCode != 200 {
+		t.Fatalf("/api/report profile=%s: %d %s", as, resp.StatusCode, body)
+	}
+	var extra struct {
+		Plan advice.Plan `json:"plan"`
+	}
+	if err := json.Unmarshal(body, &extra); err != nil {
+		t.Fatal(err)
+	}
+	plan := extra.Plan
+	asides, seenAside := 0, false
+	for _, st := range plan.Steps {
+		switch {
+		case st.NotApplicable != "":
+			asides++
+			seenAside = true
+			if st.Blocking {
+				t.Errorf("%s does not apply to %s but blocks the next level", st.ID, as)
+			}
+		case seenAside:
+			t.Errorf("%s applies to %s but is advised after one that does not", st.ID, as)
+		}
+	}
+	if asides == 0 {
+		t.Errorf("no step of the plan as %s says it does not apply (%d steps)", as, len(plan.Steps))
+	}
+	// Asked without a profile, the same report's plan advises them in place.
+	_, body = get(t, o.URL+"/api/report?url="+url.QueryEscape(s.URL))
+	if err := json.Unmarshal(body, &extra); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range extra.Plan.Steps {
+		if st.NotApplicable != "" && extra.Plan.Steps[0].ID == st.ID {
+			t.Errorf("the detected profile's plan starts with %s, which it says does not apply", st.ID)
 		}
 	}
 }

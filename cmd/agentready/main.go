@@ -75,7 +75,8 @@ var topics = []topic{
   --json             print the report as the API's JSON (ScanResult)
   --timeout D        whole-scan deadline (default 20s)
   --min-level N      exit 1 unless the site reaches level N (0–3)
-  --min-score N      exit 1 unless the score is at least N (0–100)
+  --min-score N      exit 1 unless the score is at least N (0–100); with --profile
+                     or --waivers, the score without the checks they take out
   --allow-private    allow loopback and private-network targets and any port
                      (the default for the CLI, so you can scan your dev server)
   --no-private       refuse loopback/private addresses and ports other than 80/443,
@@ -594,9 +595,15 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	default:
 		render(stdout, res, stats, next, colorOK(stdout))
 	}
-	if (f.minLevel >= 0 && res.CurrentLevel < f.minLevel) || (f.minScore >= 0 && res.Score.Value < f.minScore) {
+	// With --profile or --waivers the caller said which checks apply: the
+	// score the gate reads is the one without the others (profile.score).
+	gate, gateName := res.Score.Value, "score"
+	if (judgeAs != "" || len(waivers) > 0) && res.Profile != nil {
+		gate, gateName = res.Profile.Score.Value, "score as "+res.Profile.ID
+	}
+	if (f.minLevel >= 0 && res.CurrentLevel < f.minLevel) || (f.minScore >= 0 && gate < f.minScore) {
 		if !f.json {
-			fmt.Fprintf(stderr, "agentready: target not reached (level %d, score %d; wanted level ≥ %d, score ≥ %d)\n", res.CurrentLevel, res.Score.Value, max(f.minLevel, 0), max(f.minScore, 0))
+			fmt.Fprintf(stderr, "agentready: target not reached (level %d, %s %d; wanted level ≥ %d, score ≥ %d)\n", res.CurrentLevel, gateName, gate, max(f.minLevel, 0), max(f.minScore, 0))
 		}
 		return exitBelowTarget
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,5 +118,27 @@ func TestScanWaiversFile(t *testing.T) {
 	}
 	if code, _, _ := runCLI("scan", "--waivers", filepath.Join(dir, "missing.json"), url); code != exitUsage {
 		t.Errorf("a missing file: exit %d", code)
+	}
+}
+
+// --min-score reads the score without the checks a waivers file or a
+// profile takes out: a CI gate is judged the way the file says.
+func TestMinScoreWithWaivers(t *testing.T) {
+	url := site(t, "full")
+	own := scanJSON(t, url)
+	p := filepath.Join(t.TempDir(), "waivers.json")
+	if err := os.WriteFile(p, []byte(`{"waivers": [{"check": "4.5", "reason": "served over http on the test bench"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waived := scanJSON(t, "--waivers", p, url)
+	if waived.Profile.Score.Value <= own.Score.Value {
+		t.Fatalf("waiving a failing check left the score at %d (was %d)", waived.Profile.Score.Value, own.Score.Value)
+	}
+	target := strconv.Itoa(own.Score.Value + 1) // above the plain score, at most the waived one
+	if code, _, _ := runCLI("scan", "--min-score", target, url); code != exitBelowTarget {
+		t.Errorf("--min-score %s without waivers: exit %d, want %d", target, code, exitBelowTarget)
+	}
+	if code, _, stderr := runCLI("scan", "--min-score", target, "--waivers", p, url); code != exitOK {
+		t.Errorf("--min-score %s with the waiver: exit %d (%s), want %d", target, code, stderr, exitOK)
 	}
 }

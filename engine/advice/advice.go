@@ -49,6 +49,10 @@ type Step struct {
 	Why      string `json:"why"`
 	Fix      string `json:"fix"`
 	Snippet  string `json:"snippet,omitempty"`
+	// NotApplicable is why the check does not apply to the kind of site
+	// the report is judged as (its profile, or a waiver): such steps come
+	// last and never count toward the next level.
+	NotApplicable string `json:"notApplicable,omitempty"`
 }
 
 // For orders r's fail and partial checks (pass and na are never advised):
@@ -56,12 +60,21 @@ type Step struct {
 // passes in, then the rest; within each, by level, then effort, then fails
 // before partials (a fail fixed gains the score a whole point, a partial
 // half), then catalog order. The route is found with score.CurrentLevel
-// itself, so the advice cannot disagree with the score.
+// itself, so the advice cannot disagree with the score. The checks that do
+// not apply to the report's profile (r.Profile.NotApplicable) are advised
+// last, with the reason, and the route to the next level is found without
+// them: a content site is not told to publish an API first.
 func For(r *report.Result) Plan {
+	skip := map[string]string{}
+	if r.Profile != nil {
+		for _, n := range r.Profile.NotApplicable {
+			skip[n.ID] = n.Reason
+		}
+	}
 	levels := score.Levels(r.Checks)
 	p := Plan{URL: r.URL, CurrentLevel: score.CurrentLevel(levels), Needs: []Need{}, Steps: []Step{}}
 
-	var open []Step
+	var open, aside []Step
 	for _, c := range r.Checks {
 		if c.Status != report.Fail && c.Status != report.Partial {
 			continue
@@ -73,9 +86,15 @@ func For(r *report.Result) Plan {
 				s.Fix = def.Fix
 			}
 		}
+		if why, ok := skip[c.ID]; ok {
+			s.NotApplicable = why
+			aside = append(aside, s)
+			continue
+		}
 		open = append(open, s)
 	}
 	sort.SliceStable(open, func(i, j int) bool { return before(open[i], open[j]) })
+	sort.SliceStable(aside, func(i, j int) bool { return before(aside[i], aside[j]) })
 
 	if target, k := route(levels, open, p.CurrentLevel); target > 0 {
 		p.TargetLevel = target
@@ -92,6 +111,7 @@ func For(r *report.Result) Plan {
 		}
 		sort.SliceStable(open, func(i, j int) bool { return open[i].Blocking && !open[j].Blocking })
 	}
+	open = append(open, aside...)
 	for i := range open {
 		open[i].Rank = i + 1
 	}

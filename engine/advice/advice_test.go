@@ -280,3 +280,45 @@ func TestEmptyPlan(t *testing.T) {
 		t.Errorf("%+v", p)
 	}
 }
+
+// The checks that do not apply to the report's profile are advised last,
+// with the reason, never block, and the route to the next level is found
+// without them.
+func TestPlanPutsWhatDoesNotApplyLast(t *testing.T) {
+	// Level 1 passes 8 of 18 and level 2 none: one more pass of level 1
+	// reaches level 1. Three of level 1's failures are API-side.
+	r := result(open([]int{1, 2}, []string{"1.1", "1.4", "1.5", "1.6", "1.7", "1.9", "1.11", "1.13"}, nil))
+	plain := For(r)
+	if plain.TargetLevel != 1 || plain.PassesNeeded != 1 || len(plain.Steps) != 21 {
+		t.Fatalf("without a profile: %s, %d passes to level %d", ids(plain), plain.PassesNeeded, plain.TargetLevel)
+	}
+	r.Profile = &report.Profile{ID: "content", NotApplicable: []report.NotApplicable{
+		{ID: "1.2", Reason: "no API"}, {ID: "1.3", Reason: "no API"}, {ID: "1.12", Reason: "no API"}}}
+	p := For(r)
+	if len(p.Steps) != 21 || p.TargetLevel != 1 || p.PassesNeeded != 1 {
+		t.Fatalf("with the profile: %s, %d passes to level %d", ids(p), p.PassesNeeded, p.TargetLevel)
+	}
+	last := []string{}
+	for i, st := range p.Steps {
+		switch {
+		case i < 7: // level 1's applicable failures, which reach the level
+			if st.NotApplicable != "" || !st.Blocking || st.Level != 1 {
+				t.Errorf("step %d %s: notApplicable %q blocking %v, want an applicable blocking step of level 1", i+1, st.ID, st.NotApplicable, st.Blocking)
+			}
+			continue
+		case i < 18: // level 2's
+			if st.NotApplicable != "" || st.Blocking || st.Level != 2 {
+				t.Errorf("step %d %s: want a level-2 step that does not block", i+1, st.ID)
+			}
+			continue
+		}
+		if st.NotApplicable != "no API" || st.Blocking {
+			t.Errorf("step %d %s: notApplicable %q blocking %v", i+1, st.ID, st.NotApplicable, st.Blocking)
+		}
+		last = append(last, st.ID)
+	}
+	slices.Sort(last)
+	if strings.Join(last, " ") != "1.12 1.2 1.3" {
+		t.Errorf("the last steps are %v, want the three that do not apply", last)
+	}
+}

@@ -183,6 +183,8 @@ type Recommendation struct {
 	Why      string        `json:"why" jsonschema:"What the scan found."`
 	Fix      string        `json:"fix" jsonschema:"What to do."`
 	Snippet  string        `json:"snippet,omitempty" jsonschema:"A starter file or stanza to publish, filled in for the site, when one applies."`
+	// NotApplicable: the check does not apply to the report's profile.
+	NotApplicable string `json:"notApplicable,omitempty" jsonschema:"Why the check does not apply to the kind of site the report is judged as (its profile, or a waiver); such recommendations come last and never count toward the next level."`
 }
 
 // LevelNeed is advice.Need with its schema's descriptions.
@@ -197,7 +199,7 @@ type RecommendationsOutput struct {
 	TargetLevel     int              `json:"targetLevel" jsonschema:"The level the fewest further passes reach: usually currentLevel+1, higher when the score lets a strong level 2 lift a weaker level 1; 0 when level 3 is reached or no fix reaches another level."`
 	PassesNeeded    int              `json:"passesNeeded" jsonschema:"How many more checks must pass to reach targetLevel (0 when targetLevel is 0)."`
 	Needs           []LevelNeed      `json:"needs" jsonschema:"Where those passes are needed: how many more checks of each level must pass."`
-	Recommendations []Recommendation `json:"recommendations" jsonschema:"Every fail and partial check, in the order to fix them: the blocking ones first, then by level, effort (small first) and fails before partials."`
+	Recommendations []Recommendation `json:"recommendations" jsonschema:"Every fail and partial check, in the order to fix them: the blocking ones first, then by level, effort (small first) and fails before partials; the checks that do not apply to the report's profile last."`
 }
 
 type BatchInput struct {
