@@ -304,21 +304,14 @@ func Judge(set *gather.Set, now time.Time, emit func(Event)) *report.Result {
 // judgeRead runs the read suite over the page sample (nil when the plan
 // gathered none, as a repository scan's does not).
 func judgeRead(set *gather.Set, url string, emit func(Event)) *report.Read {
-	if !gather.Has(set, gather.ReadSample) {
-		return nil
-	}
-	doc := gather.Get(set, gather.ReadSample)
-	out := &report.Read{Limit: doc.Limit, Source: doc.Source, Candidates: doc.Candidates, Pages: []report.ReadPage{}, Checks: []report.Check{}, Counts: []report.ReadCount{}}
-	for _, c := range checks.Read() {
-		r, n := c.Judge(set)
-		out.Checks = append(out.Checks, r)
-		out.Counts = append(out.Counts, n)
+	out := checks.JudgeRead(set, func(r report.Check) {
 		if emit != nil {
 			emit(Event{Kind: EventReadCheckFinished, URL: url, Check: r})
 		}
+	})
+	if out != nil {
+		out.Score = score.Read(out.Checks, out.Counts)
 	}
-	out.Pages = checks.ReadPages(set, out.Checks)
-	out.Score = score.Read(out.Checks, out.Counts)
 	return out
 }
 

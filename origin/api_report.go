@@ -11,7 +11,6 @@ import (
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/edge/scanreq"
 	"github.com/agentready/agentready/engine/advice"
-	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/origin/store"
 )
@@ -60,10 +59,10 @@ func (s *Server) getReport(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, CodeNotFound, "No recent report of this site is kept; scan it with GET /api/scan?url=… (this endpoint never scans)."))
 		return
 	}
-	extra, err := s.scans.reportExtra(c, url, res, as)
-	var body []byte
+	body, judged, err := judgedAs(res, as)
+	var extra []byte
 	if err == nil {
-		body, err = judgedAs(res, as)
+		extra, err = s.scans.reportExtra(c, url, res, judged)
 	}
 	if err != nil || len(body) < 2 || body[len(body)-1] != '}' {
 		writeError(ctx, apiErr(500, CodeInternal, "The stored report could not be read (a bug in the service); scan the site again with GET /api/scan?url=…&fresh=1."))
@@ -104,28 +103,26 @@ type historyPoint struct {
 // it), so they are made once per report and kept while it may be served:
 // a scan makes them as it ends, and a report read from the cache is
 // decoded only by its first reader here.
-func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned, as string) ([]byte, error) {
-	if !sc.kept && as == "" {
+func (s *scanner) reportExtra(ctx context.Context, url string, sc *scanned, judged *report.Result) ([]byte, error) {
+	if !sc.kept && judged == nil {
 		if e, ok := s.extras.get(url, time.Now()); ok && e.at.Equal(sc.scannedAt) {
 			return e.raw, nil
 		}
 	}
-	r, err := sc.result()
-	if err != nil {
-		return nil, err
-	}
-	if as != "" { // the plan of the report judged as that kind puts what does not apply last
-		cp := *r
-		if err := profile.Apply(&cp, as, nil); err != nil {
+	// A report judged as a requested profile has that profile's plan (what
+	// does not apply comes last), so its extra is made for it, not kept.
+	r := judged
+	if r == nil {
+		var err error
+		if r, err = sc.result(); err != nil {
 			return nil, err
 		}
-		r = &cp
 	}
 	series, err := s.history.Series(ctx, r.URL, false)
 	extra := makeExtra(series, r)
 	// A kept report (of any scan in ReportKeep) is made each time: the
 	// extras hold the cached report of each site, which it must not evict.
-	if err == nil && !sc.kept && as == "" { // else history is this report alone: not kept, the next read tries again
+	if err == nil && !sc.kept && judged == nil { // else history is this report alone: not kept, the next read tries again
 		s.keepExtra(url, sc.scannedAt, extra)
 	}
 	return extra, nil

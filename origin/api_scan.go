@@ -80,24 +80,25 @@ func profileQuery(ctx *fasthttp.RequestCtx) (p string, ok bool) {
 	return "", false
 }
 
-// judgedAs is res's JSON judged as profile p: the cached bytes themselves
-// when p is "" (the scan judged it as declared or detected). The cache
-// never keys on the profile: profile.Apply re-judges a copy of the result
-// at answer time, from what it holds, without a new scan; checks[] and
-// score stay as scanned.
-func judgedAs(res *scanned, p string) ([]byte, error) {
+// judgedAs is res's JSON judged as profile p, and that result: the cached
+// bytes themselves and a nil result when p is "" (the scan judged it as
+// declared or detected). The cache never keys on the profile: profile.As
+// re-judges a copy of the result at answer time, from what it holds,
+// without a new scan; checks[] and score stay as scanned.
+func judgedAs(res *scanned, p string) ([]byte, *report.Result, error) {
 	if p == "" {
-		return res.raw, nil
+		return res.raw, nil, nil
 	}
 	r, err := res.result()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cp := *r // Apply sets Profile alone: the shared result stays as cached
-	if err := profile.Apply(&cp, p, nil); err != nil {
-		return nil, err
+	jr, err := profile.As(r, p)
+	if err != nil {
+		return nil, nil, err
 	}
-	return json.Marshal(&cp)
+	b, err := json.Marshal(jr)
+	return b, jr, err
 }
 
 func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
@@ -126,7 +127,7 @@ func (s *Server) getScan(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, toAPIError(err))
 		return
 	}
-	body, err := judgedAs(res, as)
+	body, _, err := judgedAs(res, as)
 	if err != nil {
 		writeError(ctx, apiErr(500, CodeInternal, "The cached report could not be decoded; retry with fresh=1 to scan again."))
 		return
@@ -254,7 +255,7 @@ func (s *Server) streamScan(ctx *fasthttp.RequestCtx, url string, fresh bool, as
 		}
 		var body []byte
 		if err == nil {
-			if body, err = judgedAs(res, as); err != nil {
+			if body, _, err = judgedAs(res, as); err != nil {
 				err = apiErr(500, CodeInternal, "The cached report could not be decoded; retry with fresh=1 to scan again.")
 			}
 		}

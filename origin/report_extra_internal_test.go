@@ -45,14 +45,14 @@ func BenchmarkReportExtra(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++ // another report each time: nothing kept
-			if _, err := sc.reportExtra(ctx, url, &scanned{raw: raw, scannedAt: served.Add(time.Duration(i))}, ""); err != nil {
+			if _, err := sc.reportExtra(ctx, url, &scanned{raw: raw, scannedAt: served.Add(time.Duration(i))}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("kept", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := sc.reportExtra(ctx, url, &scanned{raw: raw, scannedAt: served}, ""); err != nil {
+			if _, err := sc.reportExtra(ctx, url, &scanned{raw: raw, scannedAt: served}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentready/agentready/apierr"
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/report"
 )
 
 // Config is one survey run.
@@ -549,19 +550,13 @@ func scanOne(ctx context.Context, sc *engine.Scanner, p pending) outcome {
 		r.Timestamp = res.Timestamp
 		score, level := res.Score.Value, res.CurrentLevel
 		r.Score, r.Level = &score, &level
-		r.Checks = make(Statuses, len(res.Checks))
-		for i, c := range res.Checks {
-			r.Checks[i] = IDStatus{c.ID, c.Status}
-		}
+		r.Checks = statusesOf(res.Checks)
 		r.Signals = make(Statuses, len(res.Signals))
 		for i, s := range res.Signals {
 			r.Signals[i] = IDStatus{s.ID, s.Status}
 		}
 		if res.Read != nil {
-			r.Read = make(Statuses, len(res.Read.Checks))
-			for i, c := range res.Read.Checks {
-				r.Read[i] = IDStatus{c.ID, c.Status}
-			}
+			r.Read = statusesOf(res.Read.Checks)
 		}
 		if res.Profile != nil {
 			r.Profile = res.Profile.Detected
@@ -572,4 +567,13 @@ func scanOne(ctx context.Context, sc *engine.Scanner, p pending) outcome {
 	}
 	o.line, _ = json.Marshal(r)
 	return o
+}
+
+// statusesOf is each check's id and status, in order.
+func statusesOf(checks []report.Check) Statuses {
+	out := make(Statuses, len(checks))
+	for i, c := range checks {
+		out[i] = IDStatus{c.ID, c.Status}
+	}
+	return out
 }

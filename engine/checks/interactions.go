@@ -119,7 +119,7 @@ func docsBehindSignIn(set *gather.Set, doc *gather.ReadDoc) string {
 	walled := 0
 	first := ""
 	for _, p := range doc.Pages {
-		if !isDocsURL(p.URL) || p.HTML == nil || p.HTML.Err != nil {
+		if !gather.IsDocsURL(p.URL) || p.HTML == nil || p.HTML.Err != nil {
 			continue
 		}
 		if p.HTML.Status == 401 || p.HTML.Status == 403 || (Honesty(p) != "" && (p.Page.PasswordInputs > 0 || loginPath.MatchString(p.HTML.FinalURL))) {
@@ -133,11 +133,6 @@ func docsBehindSignIn(set *gather.Set, doc *gather.ReadDoc) string {
 		return fmt.Sprintf("%s of the sampled documentation pages (%s first) answer with a sign-in", plural(walled, "page", "pages"), first)
 	}
 	return ""
-}
-
-func isDocsURL(raw string) bool {
-	u, err := url.Parse(raw)
-	return err == nil && (gather.IsDocsPath(u.Path) || strings.HasPrefix(strings.ToLower(u.Hostname()), "docs."))
 }
 
 // markdownAlternateLinked reports a <link rel="alternate" type="text/markdown">
@@ -187,16 +182,7 @@ func llmsBlocked(set *gather.Set, doc *gather.ReadDoc) (int, string) {
 
 func alternateMarkdown(links []htmlpage.Link) bool {
 	for _, l := range links {
-		if hasToken(l.Rels, "alternate") && (l.Type == "text/markdown" || strings.HasSuffix(strings.ToLower(l.Href), ".md")) {
-			return true
-		}
-	}
-	return false
-}
-
-func hasToken(list []string, t string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, t) {
+		if hasRel(l.Rels, "alternate") && (l.Type == "text/markdown" || strings.HasSuffix(strings.ToLower(l.Href), ".md")) {
 			return true
 		}
 	}

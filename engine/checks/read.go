@@ -19,6 +19,7 @@ import (
 	"github.com/agentready/agentready/engine/clip"
 	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/parse/htmlpage"
 	"github.com/agentready/agentready/engine/parse/markdown"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/engine/weburl"
@@ -96,22 +97,28 @@ func ReadByID(id string) (*ReadCheck, bool) {
 }
 
 // Judge runs the check and turns its count into a report entry and count.
-func (c *ReadCheck) Judge(set *gather.Set) (res report.Check, n report.ReadCount) {
+func (c *ReadCheck) Judge(set *gather.Set) (report.Check, report.ReadCount) {
+	res, n, _ := c.judge(set)
+	return res, n
+}
+
+// judge is Judge plus the failing pages its details list.
+func (c *ReadCheck) judge(set *gather.Set) (res report.Check, n report.ReadCount, listed []PageWhy) {
 	n.ID = c.ID
 	for _, k := range c.Requires {
 		if !gather.Has(set, k) {
-			return c.result(report.Fail, fmt.Sprintf("The check could not be evaluated: its input %q was not gathered before the scan ended.", k.Name()), nil), n
+			return c.result(report.Fail, fmt.Sprintf("The check could not be evaluated: its input %q was not gathered before the scan ended.", k.Name()), nil), n, nil
 		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			res, n = c.result(report.Fail, fmt.Sprintf("The check could not be evaluated (internal error: %v); please report it.", r), nil), report.ReadCount{ID: c.ID}
+			res, n, listed = c.result(report.Fail, fmt.Sprintf("The check could not be evaluated (internal error: %v); please report it.", r), nil), report.ReadCount{ID: c.ID}, nil
 		}
 	}()
 	o := c.Run(gather.View(set, c.Requires, nil))
 	n.OK, n.Of = o.OK, o.Of
 	if o.Of == 0 {
-		return c.result(report.NA, o.NA, nil), n
+		return c.result(report.NA, o.NA, nil), n, nil
 	}
 	unit := o.Unit
 	if unit == "" {
@@ -145,7 +152,7 @@ func (c *ReadCheck) Judge(set *gather.Set) (res report.Check, n report.ReadCount
 	if failed == nil {
 		failed = []PageWhy{}
 	}
-	return c.result(status, msg+".", map[string]any{"ok": o.OK, "of": o.Of, "percent": int(math.Round(share)), "failing": failed}), n
+	return c.result(status, msg+".", map[string]any{"ok": o.OK, "of": o.Of, "percent": int(math.Round(share)), "failing": failed}), n, failed
 }
 
 // firstOf names a page by its path, which is what differs across a sample.
@@ -302,8 +309,11 @@ func ContentStart(p *gather.ReadPage) int {
 
 // Shell reports an HTML page with almost no main text and scripts: an
 // application shell a browser fills in.
-func Shell(p *gather.ReadPage) bool {
-	return p.Page != nil && p.Page.MainWords < ShellWords && len(p.Page.Scripts) > 0
+func Shell(p *gather.ReadPage) bool { return ShellPage(p.Page) }
+
+// ShellPage is Shell for any parsed page (nil is not one).
+func ShellPage(pg *htmlpage.Page) bool {
+	return pg != nil && pg.MainWords < ShellWords && len(pg.Scripts) > 0
 }
 
 var (

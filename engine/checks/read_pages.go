@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"encoding/json"
 	"slices"
 
 	"github.com/agentready/agentready/engine/fetch"
@@ -9,23 +8,37 @@ import (
 	"github.com/agentready/agentready/engine/report"
 )
 
-// ReadPages is the report's table of the sampled pages: what the read
-// checks measured of each, and which of them it failed.
-func ReadPages(set *gather.Set, judged []report.Check) []report.ReadPage {
+// JudgeRead runs the read suite over set's page sample: the report's read
+// block but its score and request count, which the engine adds. emit, when
+// set, gets each check as it is judged. It is nil when the scan gathered no
+// sample (a repository scan).
+func JudgeRead(set *gather.Set, emit func(report.Check)) *report.Read {
+	if !gather.Has(set, gather.ReadSample) {
+		return nil
+	}
 	doc := gather.Get(set, gather.ReadSample)
-	failed := map[string][]string{}
-	for _, c := range judged {
-		var d struct {
-			Failing []PageWhy `json:"failing"`
-		}
-		if json.Unmarshal(c.Details, &d) == nil {
-			for _, f := range d.Failing {
-				if !slices.Contains(failed[f.URL], c.ID) {
-					failed[f.URL] = append(failed[f.URL], c.ID)
-				}
+	out := &report.Read{Limit: doc.Limit, Source: doc.Source, Candidates: doc.Candidates, Checks: []report.Check{}, Counts: []report.ReadCount{}}
+	failed := map[string][]string{} // page URL → the read checks it failed
+	for _, c := range Read() {
+		r, n, listed := c.judge(set)
+		out.Checks = append(out.Checks, r)
+		out.Counts = append(out.Counts, n)
+		for _, f := range listed {
+			if !slices.Contains(failed[f.URL], c.ID) {
+				failed[f.URL] = append(failed[f.URL], c.ID)
 			}
 		}
+		if emit != nil {
+			emit(r)
+		}
 	}
+	out.Pages = readPages(doc, failed)
+	return out
+}
+
+// readPages is the report's table of the sampled pages: what the read
+// checks measured of each, and which of them it failed.
+func readPages(doc *gather.ReadDoc, failed map[string][]string) []report.ReadPage {
 	out := make([]report.ReadPage, 0, len(doc.Pages))
 	for _, p := range doc.Pages {
 		rp := report.ReadPage{URL: p.URL, From: p.From, Parity: Parity(p), ContentStart: ContentStart(p), Failed: failed[p.URL]}

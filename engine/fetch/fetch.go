@@ -574,6 +574,10 @@ func (s *Session) record(r Record) {
 // ErrTooManyRedirects is returned when a chain exceeds the redirect limit.
 var ErrTooManyRedirects = errors.New("too many redirects")
 
+// testHookSharedWait, when a test sets it, is called as a redirected
+// request starts to wait for another request's answer to target.
+var testHookSharedWait func(target string)
+
 // sharedHop returns the answer of another request of this session for the
 // same representation of target, waiting for it if it is still running, so
 // that a redirect onto a page the scan also asks for directly (an llms.txt
@@ -602,6 +606,9 @@ func (s *Session) sharedHop(ctx context.Context, req Request, target string, sel
 		default:
 			return nil
 		}
+	}
+	if testHookSharedWait != nil {
+		testHookSharedWait(target)
 	}
 	select {
 	case <-other.done:

@@ -17,10 +17,11 @@ func TestReservedBatchSharesARedirectTarget(t *testing.T) {
 	defer cancel()
 	a, b := Request{URL: srv.URL + "/a", Accept: "text/html"}, Request{URL: srv.URL + "/b", Accept: "text/html"}
 	sess.Reserve([]Request{a, b})
+	waiting := waitHook(t)
 	aDone := make(chan *Response, 1)
 	go func() { aDone <- sess.Do(ctx, a) }()
-	// A waits on the reserved B until B is made: the server has seen /a.
-	srv.waitFor(t, ctx, "/a")
+	// A waits on the reserved B, which nobody has sent yet; then B is made.
+	waiting.on(t, ctx, b.URL)
 	gotB := sess.Do(ctx, b)
 	var gotA *Response
 	select {

@@ -83,9 +83,10 @@ func TestSharedHopWhileInFlight(t *testing.T) {
 		close(done)
 	}()
 	srv.waitFor(t, ctx, "/b")
+	waiting := waitHook(t)
 	aDone := make(chan *Response)
 	go func() { aDone <- sess.Do(ctx, Request{URL: srv.URL + "/a", Accept: "text/html", Round: 3}) }()
-	srv.waitFor(t, ctx, "/a")
+	waiting.on(t, ctx, srv.URL+"/b") // A waits on B's request, still held by the server
 	close(srv.release)
 	var a *Response
 	select {
@@ -207,5 +208,31 @@ func TestSharedHopLoopsDoNotDeadlock(t *testing.T) {
 		}
 		cancel()
 		sess.Close()
+	}
+}
+
+// waiter reports the targets sharedHop starts to wait for.
+type waiter chan string
+
+// waitHook installs testHookSharedWait for the test.
+func waitHook(t *testing.T) waiter {
+	w := make(waiter, 16)
+	testHookSharedWait = func(target string) { w <- target }
+	t.Cleanup(func() { testHookSharedWait = nil })
+	return w
+}
+
+// on returns once a redirected request waits for target's answer.
+func (w waiter) on(t *testing.T, ctx context.Context, target string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-w:
+			if got == target {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("no redirected request waited for %s's answer", target)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 
@@ -37,10 +38,14 @@ var (
 const ErrorProbePrefix = "agentready-probe-"
 
 // errorProbeSegment is ErrorProbePrefix and 12 random hex digits.
-func errorProbeSegment() string {
+func errorProbeSegment() string { return randomSegment(ErrorProbePrefix) }
+
+// randomSegment is prefix and 12 random hex digits: a path a site cannot
+// recognise as a probe.
+func randomSegment(prefix string) string {
 	var b [6]byte
 	rand.Read(b[:])
-	return ErrorProbePrefix + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // MaxScripts is how many same-origin scripts 1.18 reads.
@@ -101,3 +106,10 @@ type MCPProbe struct {
 // IsDocsPath reports a URL path under a documentation section (/docs,
 // /developers, /reference…).
 func IsDocsPath(p string) bool { return docsPath.MatchString(p) }
+
+// IsDocsURL reports a documentation page: under a docs path, or on a
+// docs.* host.
+func IsDocsURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (IsDocsPath(u.Path) || strings.HasPrefix(strings.ToLower(u.Hostname()), "docs."))
+}

@@ -6,14 +6,11 @@ package gather
 // site's own profile declaration. Their checks are in engine/checks/read.go.
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
 	"path"
 	"strings"
 
 	"github.com/agentready/agentready/engine/fetch"
-	"github.com/agentready/agentready/engine/parse/declaration"
 	"github.com/agentready/agentready/engine/parse/htmlpage"
 	"github.com/agentready/agentready/engine/parse/llmstxt"
 	"github.com/agentready/agentready/engine/parse/markdown"
@@ -23,8 +20,10 @@ import (
 // Read-suite keys.
 var (
 	ReadSample = NewKey[*ReadDoc]("read-sample")
-	// Declared is the site's /.well-known/agentready.json (docs/profiles.md).
-	Declared = NewKey[*DeclarationDoc]("declaration")
+	// Declared is the answer for the site's /.well-known/agentready.json
+	// (docs/profiles.md). Package profile, which knows the profile and
+	// check names it may use, reads it.
+	Declared = NewKey[*fetch.Response]("declaration")
 )
 
 // DeclarationPath is where a site declares its profile and waivers.
@@ -66,32 +65,9 @@ type ReadPage struct {
 	TwinDoc, NegotiatedDoc *markdown.Doc
 }
 
-// DeclarationDoc is the site's declaration, when it published one.
-type DeclarationDoc struct {
-	Resp *fetch.Response
-	Decl *declaration.Declaration // nil unless found and parsed
-	Err  string                   // why a file that was found could not be read
-}
-
-// KnownProfile and KnownCheck are set by the packages that own profiles
-// and checks, so that a declaration naming neither is reported, not kept.
-var (
-	KnownProfile = func(string) bool { return false }
-	KnownCheck   = func(string) bool { return false }
-)
-
 var declarationGatherer = Define(Declared, "GET "+DeclarationPath+": the site's own profile and waivers.", nil,
-	func(c *Ctx) (*DeclarationDoc, error) {
-		r := c.Fetch(fetch.Request{URL: c.URL(DeclarationPath), Accept: acceptJSON, ReadSuite: true})
-		out := &DeclarationDoc{Resp: r}
-		if r.Found() {
-			d, err := declaration.Parse(r.Body, KnownProfile, KnownCheck)
-			if err != nil {
-				out.Err = err.Error()
-			}
-			out.Decl = d
-		}
-		return out, nil
+	func(c *Ctx) (*fetch.Response, error) {
+		return c.Fetch(fetch.Request{URL: c.URL(DeclarationPath), Accept: acceptJSON, ReadSuite: true}), nil
 	})
 
 var readGatherer = Define(ReadSample, "Up to Site.ReadPages same-site pages (10 by default) from llms.txt and the sitemap, spread over sections; each as HTML, with Accept: text/markdown and at its .md twin; and a sibling of the first that cannot exist.",
@@ -314,9 +290,7 @@ func missingSibling(page string) string {
 	if err != nil {
 		return page
 	}
-	var b [6]byte
-	rand.Read(b[:])
-	u.Path = strings.TrimSuffix(u.Path, "/") + "-" + MissingPagePrefix + hex.EncodeToString(b[:])
+	u.Path = strings.TrimSuffix(u.Path, "/") + "-" + randomSegment(MissingPagePrefix)
 	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
 	return u.String()
 }

@@ -2,17 +2,13 @@ package profile
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/agentready/agentready/engine/checks"
 	"github.com/agentready/agentready/engine/gather"
+	"github.com/agentready/agentready/engine/parse/declaration"
 	"github.com/agentready/agentready/engine/report"
 )
-
-func init() {
-	gather.KnownProfile, gather.KnownCheck = Known, KnownCheck
-}
 
 // KnownCheck reports whether a waiver may name id: one of the 48 web
 // checks or a read check (R.1…).
@@ -34,10 +30,13 @@ func Detect(set *gather.Set, res *report.Result) *report.Profile {
 	p := &report.Profile{Waivers: []report.Waiver{}}
 	has := func(k gather.AnyKey) bool { return gather.Has(set, k) }
 	if has(gather.Declared) {
-		if d := gather.Get(set, gather.Declared); d != nil && d.Decl != nil {
-			p.Declared = d.Decl.Profile
-			for _, w := range d.Decl.Waivers {
-				p.Waivers = append(p.Waivers, report.Waiver{Check: w.Check, Reason: w.Reason, From: "site"})
+		if r := gather.Get(set, gather.Declared); r.Found() {
+			// A file that is not a declaration declares nothing.
+			if d, err := declaration.Parse(r.Body, Known, KnownCheck); err == nil {
+				p.Declared = d.Profile
+				for _, w := range d.Waivers {
+					p.Waivers = append(p.Waivers, report.Waiver{Check: w.Check, Reason: w.Reason, From: "site"})
+				}
 			}
 		}
 	}
@@ -116,7 +115,7 @@ func Detect(set *gather.Set, res *report.Result) *report.Profile {
 	if home != nil && home.Page != nil {
 		if home.Page.PasswordInputs > 0 {
 			app.evidence = append(app.evidence, "its homepage is a sign-in form")
-		} else if home.Page.MainWords < checks.ShellWords && len(home.Page.Scripts) > 0 && len(app.evidence) == 0 {
+		} else if checks.ShellPage(home.Page) && len(app.evidence) == 0 {
 			app.evidence = append(app.evidence, "its homepage is an application shell")
 		}
 	}
@@ -154,7 +153,7 @@ func distinctPages(lists ...[]string) []string {
 func docsShare(urls []string) int {
 	n := 0
 	for _, raw := range urls {
-		if u, err := url.Parse(raw); err == nil && (gather.IsDocsPath(u.Path) || strings.HasPrefix(strings.ToLower(u.Hostname()), "docs.")) {
+		if gather.IsDocsURL(raw) {
 			n++
 		}
 	}

@@ -87,6 +87,20 @@ func (ErrUnknown) Error() string {
 	return "profile must be one of " + strings.Join(report.Profiles, ", ")
 }
 
+// As is res judged as profile id: res itself when id is "", else a copy
+// with its own profile block, so a result shared by a cache is never
+// changed. It fails only for an unknown profile.
+func As(res *report.Result, id string) (*report.Result, error) {
+	if id == "" {
+		return res, nil
+	}
+	cp := *res // Apply sets Profile alone
+	if err := Apply(&cp, id, nil); err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
 // Apply sets res.Profile to the report judged as requested ("" keeps what
 // the site declared, else what was detected) with waivers added to the
 // site's own. It fails only for an unknown profile. A result scanned before
@@ -121,8 +135,9 @@ func Apply(res *report.Result, requested string, waivers []report.Waiver) error 
 	if !Known(out.ID) {
 		out.ID, out.Source = "content", "detected"
 	}
-	out.NotApplicable, out.Score = judge(res, out.ID, out.Waivers)
-	readNA, readScore := judgeRead(res, out.Waivers)
+	waived := reasons(out.Waivers)
+	out.NotApplicable, out.Score = judge(res, out.ID, waived)
+	readNA, readScore := judgeRead(res, waived)
 	out.NotApplicable = append(out.NotApplicable, readNA...)
 	out.ReadScore = readScore
 	out.Grade = score.Grade(out.Score.Value)
@@ -130,7 +145,7 @@ func Apply(res *report.Result, requested string, waivers []report.Waiver) error 
 		if r.ID == out.ID {
 			continue
 		}
-		na, t := judge(res, r.ID, out.Waivers)
+		na, t := judge(res, r.ID, waived)
 		o := report.ProfileOutcome{ID: r.ID, Value: t.Value, Grade: score.Grade(t.Value), NotApplicable: []string{}}
 		for _, n := range na {
 			o.NotApplicable = append(o.NotApplicable, n.ID)
@@ -144,17 +159,22 @@ func Apply(res *report.Result, requested string, waivers []report.Waiver) error 
 	return nil
 }
 
-// judge lists what does not apply as profile id with waivers, and the 48
-// checks' tally with those counted as not applicable. A check that is
-// already na keeps its own reason and is not listed.
-func judge(res *report.Result, id string, waivers []report.Waiver) ([]report.NotApplicable, report.Tally) {
-	r, _ := rule(id)
+// reasons maps each waived check to its first waiver's reason.
+func reasons(waivers []report.Waiver) map[string]string {
 	waived := map[string]string{}
 	for _, w := range waivers {
 		if _, dup := waived[w.Check]; !dup {
 			waived[w.Check] = w.Reason
 		}
 	}
+	return waived
+}
+
+// judge lists what does not apply as profile id with waivers, and the 48
+// checks' tally with those counted as not applicable. A check that is
+// already na keeps its own reason and is not listed.
+func judge(res *report.Result, id string, waived map[string]string) ([]report.NotApplicable, report.Tally) {
+	r, _ := rule(id)
 	na := []report.NotApplicable{}
 	checks := slices.Clone(res.Checks)
 	for i, c := range checks {
@@ -174,15 +194,9 @@ func judge(res *report.Result, id string, waivers []report.Waiver) ([]report.Not
 
 // judgeRead lists the read checks waivers take out, and the read score
 // without them.
-func judgeRead(res *report.Result, waivers []report.Waiver) ([]report.NotApplicable, *report.Tally) {
+func judgeRead(res *report.Result, waived map[string]string) ([]report.NotApplicable, *report.Tally) {
 	if res.Read == nil {
 		return nil, nil
-	}
-	waived := map[string]string{}
-	for _, w := range waivers {
-		if _, dup := waived[w.Check]; !dup {
-			waived[w.Check] = w.Reason
-		}
 	}
 	var na []report.NotApplicable
 	checks := slices.Clone(res.Read.Checks)

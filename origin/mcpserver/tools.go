@@ -60,14 +60,11 @@ const profileDescription = "Optional: judge the site as this kind of site (conte
 // judged is r judged as profile p (r itself when p is empty): a copy, so
 // the cached result the scan path shares is never changed.
 func judged(r *report.Result, p ProfileName) (*report.Result, error) {
-	if p == "" {
-		return r, nil
+	jr, err := profile.As(r, string(p))
+	if err != nil {
+		return nil, &ToolError{err.Error()}
 	}
-	cp := *r
-	if err := profile.Apply(&cp, string(p), nil); err != nil {
-		return nil, &ToolError{"profile must be one of " + strings.Join(report.Profiles, ", ")}
-	}
-	return &cp, nil
+	return jr, nil
 }
 
 type ScanOutput struct {
@@ -321,7 +318,7 @@ func (s *Server) scanned(ctx context.Context, req *mcp.CallToolRequest, raw stri
 
 func (s *Server) scanURL(ctx context.Context, req *mcp.CallToolRequest, in ScanInput) (*mcp.CallToolResult, *ScanOutput, error) {
 	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before it costs a scan
-		return nil, nil, &ToolError{"profile must be one of " + strings.Join(report.Profiles, ", ")}
+		return nil, nil, &ToolError{profile.ErrUnknown{}.Error()}
 	}
 	r, pay, err := s.scanned(ctx, req, in.URL)
 	if pay != nil || err != nil {
@@ -532,7 +529,7 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in Deep
 		return nil, nil, err
 	}
 	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before anything is paid
-		return nil, nil, &ToolError{"profile must be one of " + strings.Join(report.Profiles, ", ")}
+		return nil, nil, &ToolError{profile.ErrUnknown{}.Error()}
 	}
 	if s.d.Gateway == nil {
 		return nil, nil, &ToolError{"the paid deep scan is not available on this server"}
