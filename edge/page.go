@@ -31,14 +31,9 @@ type pageReport struct {
 	Timestamp    time.Time `json:"timestamp"`
 	CurrentLevel int       `json:"currentLevel"`
 	Score        struct {
-		Value     int    `json:"value"`
+		pageTally
 		Grade     string `json:"grade"`
 		LevelName string `json:"levelName"`
-		Passed    int    `json:"passed"`
-		Partial   int    `json:"partial"`
-		Failed    int    `json:"failed"`
-		NA        int    `json:"na"`
-		Total     int    `json:"total"`
 	} `json:"score"`
 	Levels []struct {
 		Level struct {
@@ -74,7 +69,8 @@ type pageReport struct {
 	Interactions []pageInteraction `json:"interactions"`
 }
 
-// pageTally is a score with its counts (the read suite's, a profile's).
+// pageTally is a score with its counts (the report's, the read suite's, a
+// profile's).
 type pageTally struct {
 	Value   int `json:"value"`
 	Passed  int `json:"passed"`
@@ -85,13 +81,10 @@ type pageTally struct {
 }
 
 type pageRead struct {
-	Limit      int         `json:"limit"`
-	Source     string      `json:"source"`
-	Candidates int         `json:"candidates"`
-	Requests   int         `json:"requests"`
-	Pages      []pageRPage `json:"pages"`
-	Checks     []pageCheck `json:"checks"`
-	Score      pageTally   `json:"score"`
+	Source string      `json:"source"`
+	Pages  []pageRPage `json:"pages"`
+	Checks []pageCheck `json:"checks"`
+	Score  pageTally   `json:"score"`
 }
 
 // pageRPage is one sampled page of the read suite.
@@ -112,7 +105,6 @@ type pageProfile struct {
 	Source        string   `json:"source"`
 	Detected      string   `json:"detected"`
 	Evidence      []string `json:"evidence"`
-	Declared      string   `json:"declared"`
 	NotApplicable []struct {
 		ID     string `json:"id"`
 		Name   string `json:"name"`

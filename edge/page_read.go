@@ -239,19 +239,8 @@ func writeRead(b *strings.Builder, rep *pageReport) {
 <tbody>
 `)
 		for _, p := range r.Pages {
-			status := strconv.Itoa(p.Status)
-			if p.Status == 0 {
-				status = "none"
-			}
-			fails := "none"
-			if len(p.Failed) > 0 {
-				fails = strings.Join(p.Failed, ", ")
-			}
-			rendering := renderingWords[p.Rendering]
-			if rendering == "" {
-				rendering = p.Rendering
-			}
-			put(b, `<tr><td class="pg"><a href="`, esc(p.URL), `" rel="nofollow noopener">`, esc(clipAddress(pagePath(p.URL))), `</a></td><td>`, status, `</td><td>`, strconv.Itoa(p.TextTokens), `</td><td>`, esc(pageMarkdown(p)), `</td><td>`, esc(rendering), `</td><td>`, esc(fails), `</td></tr>
+			w := readRow(p)
+			put(b, `<tr><td class="pg"><a href="`, esc(p.URL), `" rel="nofollow noopener">`, esc(w.path), `</a></td><td>`, esc(w.status), `</td><td>`, w.tokens, `</td><td>`, esc(w.markdown), `</td><td>`, esc(w.rendering), `</td><td>`, esc(w.fails), `</td></tr>
 `)
 		}
 		put(b, "</tbody>\n</table></div>\n")
@@ -259,22 +248,64 @@ func writeRead(b *strings.Builder, rep *pageReport) {
 	put(b, "</section>\n")
 }
 
-// readMarkdown is the markdown twin of the three blocks: the interactions
-// and the profile follow Fix next, the read suite the checks.
-func interactionsMarkdown(b *strings.Builder, rep *pageReport) {
-	if len(rep.Interactions) > 0 {
-		put(b, "## Across checks\n\n")
-		for i, in := range rep.Interactions {
-			put(b, strconv.Itoa(i+1), ". **", mdtext.Text(in.Title), "** (", strings.Join(in.Checks, ", "), "): ", mdtext.Message(in.Message), " Fix: ", mdtext.Message(in.Fix), "\n")
-		}
-		put(b, "\n")
+// readRowText is one sampled page's row as both the page and its
+// markdown twin word it.
+type readRowText struct {
+	path, status, tokens, markdown, rendering, fails string
+}
+
+// readRow words a sampled page for its row: its path on the site (clipped),
+// its status (why there was none, when the read says), its text tokens, its
+// markdown, its rendering and the read checks it failed.
+func readRow(p pageRPage) readRowText {
+	status := strconv.Itoa(p.Status)
+	switch {
+	case p.Error != "":
+		status = p.Error
+	case p.Status == 0:
+		status = "none"
 	}
+	fails := "none"
+	if len(p.Failed) > 0 {
+		fails = strings.Join(p.Failed, ", ")
+	}
+	rendering := renderingWords[p.Rendering]
+	if rendering == "" {
+		rendering = p.Rendering
+	}
+	return readRowText{
+		path:      clipAddress(pagePath(p.URL)),
+		status:    status,
+		tokens:    strconv.Itoa(p.TextTokens),
+		markdown:  pageMarkdown(p),
+		rendering: rendering,
+		fails:     fails,
+	}
+}
+
+// interactionsMarkdown is the markdown twin of writeInteractions: the
+// cross-check findings, each with its fix, after Fix next.
+func interactionsMarkdown(b *strings.Builder, rep *pageReport) {
+	if len(rep.Interactions) == 0 {
+		return
+	}
+	put(b, "## Across checks\n\n")
+	for i, in := range rep.Interactions {
+		put(b, strconv.Itoa(i+1), ". **", mdtext.Text(in.Title), "** (", strings.Join(in.Checks, ", "), "): ", mdtext.Message(in.Message), " Fix: ", mdtext.Message(in.Fix), "\n")
+	}
+	put(b, "\n")
+}
+
+// profileMarkdown is the markdown twin of writeProfile: the evidence, what
+// does not apply and the score as each other kind. The judgement itself is
+// the line by the score (reportMarkdown), said once.
+func profileMarkdown(b *strings.Builder, rep *pageReport) {
 	p := rep.Profile
 	if p == nil {
 		return
 	}
 	put(b, "## Profile: ", kindOf(p.ID), "\n\n")
-	put(b, "Judged as ", kindOf(p.ID), " (", p.Source, "; detected: ", kindOf(p.Detected), "). As ", p.ID, ": **", strconv.Itoa(p.Score.Value), "** (grade ", p.Grade, "); the score above stays the 48 checks' as scanned.")
+	put(b, "The score above stays the 48 checks' as scanned.")
 	if len(p.Evidence) > 0 {
 		put(b, " Detected because ", mdtext.Text(strings.Join(p.Evidence, "; ")), ".")
 	}
@@ -305,6 +336,8 @@ func interactionsMarkdown(b *strings.Builder, rep *pageReport) {
 	}
 }
 
+// readMarkdown is the markdown twin of writeRead: the read suite's checks
+// as rows like the 48, and the sampled pages.
 func readMarkdown(b *strings.Builder, rep *pageReport) {
 	r := rep.Read
 	if r == nil {
@@ -317,7 +350,7 @@ func readMarkdown(b *strings.Builder, rep *pageReport) {
 	}
 	put(b, ", each read as an agent reads it.\n\n")
 	for _, c := range r.Checks {
-		put(b, "- **", c.ID, " ", mdtext.Text(c.Name), "**: ", statusWords[statusOf(c.Status)], ". ", mdtext.Message(c.Message), "\n")
+		checkMarkdown(b, c)
 	}
 	if len(r.Pages) > 0 {
 		// A list, not a table: the twin renders no markup beyond lists,
@@ -325,15 +358,8 @@ func readMarkdown(b *strings.Builder, rep *pageReport) {
 		// for ours (internal/stack's markup test).
 		put(b, "\nThe sampled pages:\n\n")
 		for _, p := range r.Pages {
-			fails := "fails none"
-			if len(p.Failed) > 0 {
-				fails = "fails " + strings.Join(p.Failed, ", ")
-			}
-			status := strconv.Itoa(p.Status)
-			if p.Status == 0 {
-				status = "no answer"
-			}
-			put(b, "- ", mdtext.Message("`"+clipAddress(pagePath(p.URL))+"`"), ": ", status, ", ", strconv.Itoa(p.TextTokens), " text tokens, markdown: ", pageMarkdown(p), ", rendering: ", p.Rendering, ", ", fails, "\n")
+			w := readRow(p)
+			put(b, "- ", mdtext.Message("`"+w.path+"`"), ": ", mdtext.Text(w.status), ", ", w.tokens, " text tokens, markdown: ", w.markdown, ", rendering: ", w.rendering, ", fails ", w.fails, "\n")
 		}
 	}
 	put(b, "\n")

@@ -570,6 +570,7 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 		}
 	}
 	interactionsMarkdown(&b, rep)
+	profileMarkdown(&b, rep)
 	if pr := rep.Previous; pr != nil || len(rep.History) >= 2 {
 		put(&b, "## Since the last scan\n\n")
 		if pr != nil {
@@ -610,11 +611,7 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 			if c.Level != l.Level.Number {
 				continue
 			}
-			put(&b, "- **", c.ID, " ", mdtext.Text(c.Name), "**: ", statusWords[statusOf(c.Status)], ". ", mdtext.Message(c.Message))
-			if c.Recommendation != "" && c.Status != "pass" {
-				put(&b, " Recommendation: ", mdtext.Message(c.Recommendation))
-			}
-			put(&b, "\n")
+			checkMarkdown(&b, c)
 		}
 		put(&b, "\n")
 	}
@@ -631,6 +628,16 @@ func reportMarkdown(base, target string, rep *pageReport, note string) []byte {
 		put(&b, "\n")
 	}
 	return []byte(b.String())
+}
+
+// checkMarkdown is a check's line in the markdown twin: its verdict and
+// message, and its recommendation unless it passed.
+func checkMarkdown(b *strings.Builder, c pageCheck) {
+	put(b, "- **", c.ID, " ", mdtext.Text(c.Name), "**: ", statusWords[statusOf(c.Status)], ". ", mdtext.Message(c.Message))
+	if c.Recommendation != "" && c.Status != "pass" {
+		put(b, " Recommendation: ", mdtext.Message(c.Recommendation))
+	}
+	put(b, "\n")
 }
 
 // maxShownAddress bounds how much of an address the page shows: the h1 and

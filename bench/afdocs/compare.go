@@ -10,11 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentready/agentready/bench/internal/benchkit"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/checktest"
 	"github.com/agentready/agentready/internal/testing/fixture"
@@ -276,7 +276,8 @@ func measureOurs(ctx context.Context, cfg Config, dir string) (*report.Result, M
 	return res, me, nil
 }
 
-// median takes each field's median on its own.
+// median takes each field's median on its own (for the wall time,
+// benchkit.Pct's: with an even number of runs, the lower middle one).
 func median(ms []Measure) Measure {
 	walls := make([]time.Duration, len(ms))
 	reqs := make([]int, len(ms))
@@ -285,17 +286,15 @@ func median(ms []Measure) Measure {
 	for i, m := range ms {
 		walls[i], reqs[i], own[i], pages[i] = m.Wall, m.Requests, m.Own, m.Pages
 	}
-	slices.Sort(walls)
 	slices.Sort(reqs)
 	slices.Sort(own)
 	slices.Sort(pages)
 	mid := len(ms) / 2
-	return Measure{Wall: walls[mid], Requests: reqs[mid], Own: own[mid], Pages: pages[mid]}
+	return Measure{Wall: benchkit.Pct(walls, 0.5), Requests: reqs[mid], Own: own[mid], Pages: pages[mid]}
 }
 
 // OurStatus is agentready's verdict of check id: one of the 48, or a read
-// check (R.n). It is "" when the report has no such check, which for R.n
-// means this build's engine has no read suite yet.
+// check (R.n). It is "" when the report has no such check.
 func OurStatus(res *report.Result, id string) string {
 	var c report.Check
 	var ok bool
@@ -374,7 +373,7 @@ func WriteTables(w io.Writer, cfg Config, results []SiteResult) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Each cell is AFDocs's verdict · agentready's (pass/warn/fail/skip · pass/partial/fail/na); bold where they differ (warn = partial, skip = na); n/c: no agentready check covers it; —: no verdict (for R.n: this build has no read suite).")
+	fmt.Fprintln(w, "Each cell is AFDocs's verdict · agentready's (pass/warn/fail/skip · pass/partial/fail/na); bold where they differ (warn = partial, skip = na); n/c: no agentready check covers it; —: no verdict.")
 	for _, r := range results {
 		for i := 1; i < len(r.AFDocs); i++ {
 			if d := verdictDiff(r.AFDocs[0], r.AFDocs[i]); d != "" {
@@ -424,9 +423,11 @@ func verdictDiff(a, b *AFDocsReport) string {
 	return strings.Join(d, ", ")
 }
 
-// MeasuredLine is the line that says where and with what the numbers were
-// taken: the platform, Go, Node and AFDocs's version.
-func MeasuredLine(ctx context.Context, cfg Config) string {
+// MeasuredNote is what benchkit.Measured appends to its line (date,
+// platform, Go) to say where and with what the numbers were taken: Node and
+// AFDocs's version, the load average, and which run each figure comes from.
+func MeasuredNote(ctx context.Context, cfg Config) string {
+	load := benchkit.LoadAverage(3)
 	nodeVersion := "node version unknown"
 	if b, err := exec.CommandContext(ctx, cfg.Node, "--version").Output(); err == nil {
 		nodeVersion = "Node " + strings.TrimSpace(string(b))
@@ -446,8 +447,8 @@ func MeasuredLine(ctx context.Context, cfg Config) string {
 	if cfg.Delay > 0 {
 		delay = fmt.Sprintf("every response delayed %s", cfg.Delay)
 	}
-	return fmt.Sprintf("Measured %s on %s/%s, %d CPUs, %s, AFDocs %s on %s; fixture sites on loopback over HTTP/1.1, %s; median of %d run(s) per tool and site. AFDocs's wall times include starting Node and loading AFDocs (afdocs --version: %s); agentready runs in process.",
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), afdocsVersion, nodeVersion, delay, cfg.Runs, startup)
+	return fmt.Sprintf(", AFDocs %s on %s; load average %s (1, 5, 15 min) at the end of the runs; fixture sites on loopback over HTTP/1.1, %s; %d run(s) per tool and site: the verdicts are the first run's, wall times, requests and pages the median. AFDocs's wall times include starting Node and loading AFDocs (afdocs --version: %s); agentready runs in process",
+		afdocsVersion, nodeVersion, load, delay, cfg.Runs, startup)
 }
 
 // Startup is how long node takes to start and load AFDocs's CLI, which
@@ -463,6 +464,5 @@ func Startup(ctx context.Context, cfg Config) (time.Duration, error) {
 		}
 		ds = append(ds, time.Since(start))
 	}
-	slices.Sort(ds)
-	return ds[1], nil
+	return benchkit.Pct(ds, 0.5), nil
 }

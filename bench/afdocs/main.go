@@ -31,6 +31,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentready/agentready/bench/internal/benchkit"
+	"github.com/agentready/agentready/internal/testing/testenv"
 )
 
 func main() {
@@ -43,11 +46,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "afdocs: -runs must be at least 1")
 		os.Exit(2)
 	}
-	root, err := repoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "afdocs:", err)
-		os.Exit(2)
-	}
+	root := testenv.RepoRoot()
 	dirs, err := siteDirs(root, *sites)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "afdocs:", err)
@@ -70,26 +69,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "afdocs:", err)
 		os.Exit(1)
 	}
-	fmt.Println(MeasuredLine(ctx, cfg))
-	fmt.Println()
+	benchkit.Measured(MeasuredNote(ctx, cfg))
 	WriteTables(os.Stdout, cfg, results)
-}
-
-// repoRoot is the module root above the working directory, so that the
-// command runs from the root (go run ./bench/afdocs) or from bench/afdocs.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if d == filepath.Dir(d) {
-			return "", fmt.Errorf("no go.mod above %s: run from the repository", dir)
-		}
-	}
 }
 
 // siteDirs resolves -sites: each entry is a directory as given, else a name

@@ -24,6 +24,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/version"
@@ -94,8 +95,9 @@ var topics = []topic{
                      0 turns the read suite off
   --profile NAME     judge the site as this kind: content, docs, api, commerce or
                      application (default: the kind it declares in
-                     /.well-known/agentready.json, else the kind detected); only the
-                     profile block changes, never the checks or the score
+                     /.well-known/agentready.json, else the kind detected); the
+                     profile block, the --recommend order and the --min-score gate
+                     change, never the checks or the score
   --waivers FILE     waive checks that do not apply to this site: a JSON file in the
                      format of /.well-known/agentready.json, {"profile": "docs",
                      "waivers": [{"check": "1.14", "reason": "…"}]}; its profile counts
@@ -487,7 +489,7 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.repo, "repo", "", "")
 	fs.BoolVar(&f.recommend, "recommend", false, "")
 	fs.BoolVar(&f.render, "render", false, "")
-	fs.IntVar(&f.pages, "pages", defaultReadPages, "")
+	fs.IntVar(&f.pages, "pages", gather.DefaultReadPages, "")
 	fs.StringVar(&f.profile, "profile", "", "")
 	fs.StringVar(&f.waivers, "waivers", "", "")
 	pos, err := parseInterspersed(fs, args)
@@ -514,7 +516,7 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentready scan: --pages must be 0–%d (0 turns the read suite off)\n", engine.MaxReadPages)
 		return exitUsage
 	case f.profile != "" && !profile.Known(f.profile):
-		fmt.Fprintf(stderr, "agentready scan: --profile must be one of %s\n", strings.Join(report.Profiles, ", "))
+		fmt.Fprintf(stderr, "agentready scan: --%s\n", profile.ErrUnknown{}.Error())
 		return exitUsage
 	}
 	judgeAs, waivers, msg := scanProfile(f.profile, f.waivers)
@@ -572,7 +574,9 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitScanFailed
 	}
-	if judgeAs != "" || len(waivers) > 0 {
+	// With --profile or --waivers the caller said which checks apply.
+	judged := judgeAs != "" || len(waivers) > 0
+	if judged {
 		// Known profile, checked above: Apply cannot fail.
 		_ = profile.Apply(res, judgeAs, waivers)
 	}
@@ -595,10 +599,10 @@ func scanCmd(args []string, stdout, stderr io.Writer) int {
 	default:
 		render(stdout, res, stats, next, colorOK(stdout))
 	}
-	// With --profile or --waivers the caller said which checks apply: the
-	// score the gate reads is the one without the others (profile.score).
+	// Judged, the score the gate reads is the one without the checks that
+	// do not apply (profile.score; Apply always sets res.Profile).
 	gate, gateName := res.Score.Value, "score"
-	if (judgeAs != "" || len(waivers) > 0) && res.Profile != nil {
+	if judged {
 		gate, gateName = res.Profile.Score.Value, "score as "+res.Profile.ID
 	}
 	if (f.minLevel >= 0 && res.CurrentLevel < f.minLevel) || (f.minScore >= 0 && gate < f.minScore) {

@@ -13,9 +13,6 @@ import (
 	"github.com/agentready/agentready/engine/score"
 )
 
-// defaultReadPages is --pages's default: engine.Options.ReadPages's.
-const defaultReadPages = 10
-
 // scanProfile reads --profile and --waivers: the profile to judge the
 // report as ("" for the declared or detected one) and the waivers of the
 // file, as config waivers. The file's profile counts unless --profile is
@@ -118,8 +115,5 @@ func renderRead(w io.Writer, r *report.Read, paint func(code, s string) string, 
 
 // count is "1 page", "3 pages".
 func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
 }

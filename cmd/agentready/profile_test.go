@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentready/agentready/engine/checks"
+	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/report"
 )
 
@@ -31,7 +32,7 @@ func scanJSON(t *testing.T, args ...string) *report.Result {
 func TestScanProfileAndPages(t *testing.T) {
 	url := site(t, "full")
 	own := scanJSON(t, url)
-	if own.Read == nil || len(own.Read.Checks) != len(checks.Read()) || own.Read.Limit != defaultReadPages || own.Profile == nil || own.Profile.Source == "requested" {
+	if own.Read == nil || len(own.Read.Checks) != len(checks.Read()) || own.Read.Limit != gather.DefaultReadPages || own.Profile == nil || own.Profile.Source == "requested" {
 		t.Fatalf("scan --json: read %+v, profile %+v", own.Read, own.Profile)
 	}
 	as := "commerce"
