@@ -67,6 +67,34 @@ type pageReport struct {
 	Read         *pageRead         `json:"read"`
 	Profile      *pageProfile      `json:"profile"`
 	Interactions []pageInteraction `json:"interactions"`
+
+	// asked and at are the page's own request, not the report's: the
+	// address asked for and, on a permanent link, the scan's second, so
+	// links that change one parameter (filter, profile) keep the others.
+	asked, at string
+}
+
+// pageLink is this report's page judged as profile ("" for the site's own
+// kind), of the same scan when the page is a permanent link (under the
+// address asked for, as the origin keeps it; see permalink).
+func (rep *pageReport) pageLink(profile string) string {
+	link := reportURL("", rep.URL)
+	if rep.at != "" {
+		link = reportURL("", rep.asked) + "&at=" + rep.at
+	}
+	if profile != "" {
+		link += "&profile=" + url.QueryEscape(profile)
+	}
+	return link
+}
+
+// viewLink is this page's own address without ?filter=: the same scan,
+// judged as the same profile when the page asked for one.
+func (rep *pageReport) viewLink() string {
+	if rep.Profile != nil && rep.Profile.Source == "requested" {
+		return rep.pageLink(rep.Profile.ID)
+	}
+	return rep.pageLink("")
 }
 
 // pageTally is a score with its counts (the report's, the read suite's, a
@@ -101,11 +129,14 @@ type pageRPage struct {
 }
 
 type pageProfile struct {
-	ID            string   `json:"id"`
-	Source        string   `json:"source"`
-	Detected      string   `json:"detected"`
-	Evidence      []string `json:"evidence"`
-	NotApplicable []struct {
+	ID       string   `json:"id"`
+	Source   string   `json:"source"`
+	Detected string   `json:"detected"`
+	Evidence []string `json:"evidence"`
+	// DeclarationProblems is what the scan skipped in the site's
+	// /.well-known/agentready.json, in words.
+	DeclarationProblems []string `json:"declarationProblems"`
+	NotApplicable       []struct {
 		ID     string `json:"id"`
 		Name   string `json:"name"`
 		Reason string `json:"reason"`
@@ -306,6 +337,9 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, path string)
 			status, note = http.StatusBadRequest, badProfileNote
 		default:
 			rep, status, note = h.cachedReport(r, target, at, prof, reload)
+			if rep != nil {
+				rep.asked, rep.at = target, at
+			}
 		}
 		if md {
 			body = reportMarkdown(base, target, rep, note)

@@ -39,14 +39,6 @@ func sourceWords(p *pageProfile) string {
 	return "detected"
 }
 
-// profileURL is the report of site judged as profile id ("" for its own).
-func profileURL(site, id string) string {
-	if id == "" {
-		return reportURL("", site)
-	}
-	return reportURL("", site) + "&profile=" + url.QueryEscape(id)
-}
-
 // writeProfileLine is the line by the score (on a phone it is read out but
 // not shown, as the tally is: Fix next keeps the first screen, and the
 // Profile section says it all a little lower).
@@ -94,7 +86,7 @@ func writeProfile(b *strings.Builder, rep *pageReport) {
 <p class="lead">`)
 	switch p.Source {
 	case "requested":
-		put(b, `Judged as `, esc(kindOf(p.ID)), ` because this page asked for it; detected as `, esc(kindOf(p.Detected)), `. <a href="`, esc(profileURL(rep.URL, "")), `#profile">See it as its own kind</a>.`)
+		put(b, `Judged as `, esc(kindOf(p.ID)), ` because this page asked for it; detected as `, esc(kindOf(p.Detected)), `. <a href="`, esc(rep.pageLink("")), `#profile">See it as its own kind</a>.`)
 	case "declared":
 		put(b, `Judged as `, esc(kindOf(p.ID)), ` because the site declares it in /.well-known/agentready.json; detected as `, esc(kindOf(p.Detected)), `.`)
 	default:
@@ -110,6 +102,17 @@ func writeProfile(b *strings.Builder, rep *pageReport) {
 			put(b, esc(e))
 		}
 		put(b, ".</p>\n")
+	}
+	if len(p.DeclarationProblems) > 0 {
+		put(b, `<p class="ev" id="declaration-problems"><strong>Skipped in the site's /.well-known/agentready.json:</strong> `)
+		for i, e := range p.DeclarationProblems {
+			if i > 0 {
+				put(b, "; ")
+			}
+			put(b, esc(e))
+		}
+		put(b, `. <a href="/docs/profiles#declare">How to write it</a>.</p>
+`)
 	}
 	put(b, `<p class="ev">As `, esc(p.ID), `: <strong>`, strconv.Itoa(p.Score.Value), `</strong> out of 100 (grade `, esc(p.Grade), `), `, strconv.Itoa(p.Score.Passed), ` passed, `, strconv.Itoa(p.Score.NA), ` not applicable of `, strconv.Itoa(p.Score.Total), ` checks. The score above stays the 48 checks' as scanned.</p>
 `)
@@ -134,7 +137,7 @@ func writeProfile(b *strings.Builder, rep *pageReport) {
 <ul class="others" id="profile-others">
 `)
 		for _, o := range p.Others {
-			put(b, `<li><a href="`, esc(profileURL(rep.URL, o.ID)), `#profile">As `, esc(kindOf(o.ID)), `</a>: `, strconv.Itoa(o.Value), ` (`, esc(o.Grade), `)</li>
+			put(b, `<li><a href="`, esc(rep.pageLink(o.ID)), `#profile">As `, esc(kindOf(o.ID)), `</a>: `, strconv.Itoa(o.Value), ` (`, esc(o.Grade), `)</li>
 `)
 		}
 		put(b, "</ul>\n")
@@ -308,6 +311,9 @@ func profileMarkdown(b *strings.Builder, rep *pageReport) {
 	put(b, "The score above stays the 48 checks' as scanned.")
 	if len(p.Evidence) > 0 {
 		put(b, " Detected because ", mdtext.Text(strings.Join(p.Evidence, "; ")), ".")
+	}
+	if len(p.DeclarationProblems) > 0 {
+		put(b, " Skipped in the site's /.well-known/agentready.json: ", mdtext.Text(strings.Join(p.DeclarationProblems, "; ")), ".")
 	}
 	put(b, "\n\n")
 	if len(p.NotApplicable) > 0 {

@@ -229,7 +229,7 @@ func writeFixNext(b *strings.Builder, rep *pageReport) {
 	}
 	put(b, "</ol>\n")
 	if more := len(p.Steps) - fixNextSteps; more > 0 {
-		link := esc(reportURL("", rep.URL))
+		link := esc(rep.viewLink())
 		put(b, `<p class="more">`, plural(more, "more fix", "more fixes"), ` among the <a href="`, link, `&amp;filter=failed#checks">failed</a> and <a href="`, link, `&amp;filter=partial#checks">partial</a> checks.</p>
 `)
 	}
@@ -355,7 +355,7 @@ func writeChecks(b *strings.Builder, rep *pageReport, filter string) {
 <h2 id="checks-h">Checks</h2>
 <p id="progress" class="progress" role="status" aria-live="polite">`, strconv.Itoa(n), ` of `, strconv.Itoa(n), ` checks done.</p>
 <nav class="filters" aria-label="Show checks">`)
-	link := esc(reportURL("", rep.URL))
+	link := esc(rep.viewLink())
 	for _, f := range checkFilters {
 		c := n
 		if f.status != "" {

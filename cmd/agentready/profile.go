@@ -62,6 +62,9 @@ func renderProfile(w io.Writer, p *report.Profile, paint func(code, s string) st
 	if len(p.Evidence) > 0 {
 		fmt.Fprintf(w, "  Evidence: %s\n", strings.Join(p.Evidence, "; "))
 	}
+	if len(p.DeclarationProblems) > 0 {
+		fmt.Fprintf(w, "  Skipped in the site's /.well-known/agentready.json: %s\n", strings.Join(p.DeclarationProblems, "; "))
+	}
 	if len(p.NotApplicable) > 0 {
 		fmt.Fprintf(w, "  Do not apply:\n")
 		for _, n := range p.NotApplicable {

@@ -143,3 +143,20 @@ func TestMinScoreWithWaivers(t *testing.T) {
 		t.Errorf("--min-score %s with the waiver: exit %d (%s), want %d", target, code, stderr, exitOK)
 	}
 }
+
+// The text output says what the scan skipped in the site's declaration,
+// so an owner sees why a waiver does not count; without any, it says
+// nothing of it.
+func TestRenderProfileSaysWhatTheDeclarationSkipped(t *testing.T) {
+	plain := func(_, s string) string { return s }
+	p := &report.Profile{ID: "docs", Source: "detected", Detected: "docs", Grade: "B"}
+	var without strings.Builder
+	renderProfile(&without, p, plain)
+	p.DeclarationProblems = []string{"waiver 2 (check R.5) gives no reason", `"profile" names no known profile`}
+	var with strings.Builder
+	renderProfile(&with, p, plain)
+	want := `Skipped in the site's /.well-known/agentready.json: waiver 2 (check R.5) gives no reason; "profile" names no known profile`
+	if !strings.Contains(with.String(), want) || strings.Contains(without.String(), "Skipped in") {
+		t.Errorf("with problems:\n%s\nwithout:\n%s", with.String(), without.String())
+	}
+}

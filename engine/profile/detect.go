@@ -1,10 +1,12 @@
 package profile
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/agentready/agentready/engine/checks"
+	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/parse/declaration"
 	"github.com/agentready/agentready/engine/report"
@@ -20,6 +22,14 @@ func KnownCheck(id string) bool {
 	return ok
 }
 
+// meantAsDeclaration reports whether an answer at the declaration's
+// address that is not a declaration was meant as one (JSON by its type or
+// its first byte), rather than a site answering every path with a page.
+func meantAsDeclaration(r *fetch.Response) bool {
+	body := bytes.TrimLeft(r.Body, " \t\r\n\ufeff")
+	return strings.Contains(r.ContentType(), "json") || bytes.HasPrefix(body, []byte("{"))
+}
+
 // Detect reads what a scan gathered and judged, and says which kind of site
 // it is, with the evidence in words, the site's own declaration and
 // waivers. The first kind with evidence wins, in the order commerce, api,
@@ -31,12 +41,18 @@ func Detect(set *gather.Set, res *report.Result) *report.Profile {
 	has := func(k gather.AnyKey) bool { return gather.Has(set, k) }
 	if has(gather.Declared) {
 		if r := gather.Get(set, gather.Declared); r.Found() {
-			// A file that is not a declaration declares nothing.
-			if d, err := declaration.Parse(r.Body, Known, KnownCheck); err == nil {
+			d, err := declaration.Parse(r.Body, Known, KnownCheck)
+			switch {
+			case err == nil:
 				p.Declared = d.Profile
 				for _, w := range d.Waivers {
 					p.Waivers = append(p.Waivers, report.Waiver{Check: w.Check, Reason: w.Reason, From: "site"})
 				}
+				p.DeclarationProblems = d.Problems
+			case meantAsDeclaration(r):
+				// A file that is not a declaration declares nothing; one
+				// that was meant as one says why it was not read.
+				p.DeclarationProblems = []string{err.Error()}
 			}
 		}
 	}

@@ -84,6 +84,11 @@ func TestDetectDeclaration(t *testing.T) {
 	if !slices.Equal(got, []string{"1.14:site:we publish no feed", "R.13:site:our pages are generated"}) {
 		t.Errorf("waivers %v", got)
 	}
+	// What was dropped is said, so the owner sees why it does not count.
+	dropped := []string{"waiver 3 names no known check", "waiver 4 (check 1.15) gives no reason"}
+	if !slices.Equal(p.DeclarationProblems, dropped) {
+		t.Errorf("declaration problems %q, want %q", p.DeclarationProblems, dropped)
+	}
 	c, _ := res.Check("1.14")
 	if c.Status == report.NA {
 		t.Fatal("1.14 is na on this site: the waiver it declares cannot be seen")
@@ -103,24 +108,33 @@ func TestDetectDeclaration(t *testing.T) {
 	if err := profile.Apply(res, "api", []report.Waiver{{Check: "1.5", Reason: "ci"}}); err != nil {
 		t.Fatal(err)
 	}
-	if res.Profile.ID != "api" || res.Profile.Source != "requested" || res.Profile.Declared != "docs" || len(res.Profile.Waivers) != 3 {
+	if res.Profile.ID != "api" || res.Profile.Source != "requested" || res.Profile.Declared != "docs" || len(res.Profile.Waivers) != 3 ||
+		!slices.Equal(res.Profile.DeclarationProblems, dropped) {
 		t.Errorf("requested: %+v", res.Profile)
 	}
 }
 
 // An unknown declared profile, or a declaration that is not JSON, changes
-// nothing: the detection stands.
+// nothing: the detection stands. The report says why the file was not
+// followed, unless the answer was a page (a site answering every path).
 func TestDetectBadDeclaration(t *testing.T) {
-	for name, body := range map[string]string{
-		"unknown profile": `{"profile": "blog"}`,
-		"not json":        `profile: docs`,
-		"html":            `<!doctype html><title>Not found</title>`,
+	for name, c := range map[string]struct{ body, problem string }{
+		"unknown profile": {`{"profile": "blog"}`, `"profile" names no known profile`},
+		"not json":        {`profile: docs`, `the file is not a JSON object with "profile" and "waivers"`},
+		"html":            {`<!doctype html><title>Not found</title>`, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := checktest.Scan(t, checktest.WriteSite(t, docsSite(body)))
+			res := checktest.Scan(t, checktest.WriteSite(t, docsSite(c.body)))
 			if p := res.Profile; p.Declared != "" || p.Source != "detected" || p.ID != p.Detected || len(p.Waivers) != 0 {
 				t.Errorf("profile %+v", p)
+			}
+			var want []string
+			if c.problem != "" {
+				want = []string{c.problem}
+			}
+			if got := res.Profile.DeclarationProblems; !slices.Equal(got, want) {
+				t.Errorf("declaration problems %q, want %q", got, want)
 			}
 		})
 	}

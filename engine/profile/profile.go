@@ -114,7 +114,7 @@ func Apply(res *report.Result, requested string, waivers []report.Waiver) error 
 	if p == nil {
 		p = &report.Profile{Detected: "content", Evidence: []string{"the report predates profiles, so nothing was detected"}}
 	}
-	out := &report.Profile{Detected: p.Detected, Evidence: p.Evidence, Declared: p.Declared}
+	out := &report.Profile{Detected: p.Detected, Evidence: p.Evidence, Declared: p.Declared, DeclarationProblems: p.DeclarationProblems}
 	for _, w := range p.Waivers {
 		if w.From != "config" {
 			out.Waivers = append(out.Waivers, w)

@@ -81,9 +81,14 @@ type Profile struct {
 	Detected string   `json:"detected"`
 	Evidence []string `json:"evidence"` // what the detection read, in words
 	// Declared is the profile the site declared ("" when none).
-	Declared      string          `json:"declared,omitempty"`
-	Waivers       []Waiver        `json:"waivers"`
-	NotApplicable []NotApplicable `json:"notApplicable"`
+	Declared string `json:"declared,omitempty"`
+	// DeclarationProblems says, in words, what the scan skipped in the
+	// site's /.well-known/agentready.json (a waiver without a reason, an
+	// unknown check or profile, a file that is not a declaration), so an
+	// owner sees why a waiver does not count.
+	DeclarationProblems []string        `json:"declarationProblems,omitempty"`
+	Waivers             []Waiver        `json:"waivers"`
+	NotApplicable       []NotApplicable `json:"notApplicable"`
 	// Score is the 48 checks' score with NotApplicable counted as na;
 	// ReadScore the read suite's without the read checks waived.
 	Score     Tally  `json:"score"`

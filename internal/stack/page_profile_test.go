@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"html"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +26,16 @@ import (
 // the edge, before it charges.
 func TestReportPageProfileAndReadSuite(t *testing.T) {
 	svc := start(t, stack.Options{Env: reportEnv})
-	s, err := fixture.Start(siteCopy(t, "read-api"))
+	// The site declares one waiver that counts and one the scan skips.
+	dir := siteCopy(t, "read-api")
+	if err := os.MkdirAll(filepath.Join(dir, ".well-known"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".well-known", "agentready.json"),
+		[]byte(`{"waivers": [{"check": "1.14", "reason": "We publish no feed."}, {"check": "R.5", "reason": " "}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := fixture.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +43,10 @@ func TestReportPageProfileAndReadSuite(t *testing.T) {
 	r := scanSite(t, svc, s.URL, false)
 	if r.Profile == nil || r.Read == nil || len(r.Interactions) == 0 || len(r.Read.Pages) == 0 {
 		t.Fatalf("the read-api fixture's report lacks a block: profile %v, read %v, %d interactions", r.Profile, r.Read, len(r.Interactions))
+	}
+	const skipped = "waiver 2 (check R.5) gives no reason"
+	if len(r.Profile.Waivers) != 1 || !slices.Equal(r.Profile.DeclarationProblems, []string{skipped}) {
+		t.Fatalf("the declaration's waivers %+v, problems %q", r.Profile.Waivers, r.Profile.DeclarationProblems)
 	}
 	q := url.QueryEscape(s.URL)
 	resp, page := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/html")
@@ -48,6 +64,9 @@ func TestReportPageProfileAndReadSuite(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %s", want)
 		}
+	}
+	if got := lineOf(page, `id="declaration-problems"`); !strings.Contains(got, skipped) {
+		t.Errorf("the page does not say what the declaration skipped: %q", got)
 	}
 	for _, want := range []string{in.Title, in.Fix, r.Profile.Evidence[0], r.Read.Checks[0].Message} {
 		if !strings.Contains(text, want) {
@@ -75,6 +94,28 @@ func TestReportPageProfileAndReadSuite(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Contains(page, []byte(`id="profile-line">Judged as <strong>a shop</strong> (as asked; detected: `+r.Profile.Detected+`)`)) {
 		t.Errorf("?profile=%s: %d, the line reads %q", as, resp.StatusCode, lineOf(page, `id="profile-line"`))
 	}
+	// Its links keep the profile asked for, but the one back to the site's own kind.
+	if !bytes.Contains(page, []byte(`&amp;profile=`+as+`&amp;filter=failed#checks"`)) {
+		t.Errorf("?profile=%s: the filter links drop the profile: %q", as, lineOf(page, `data-filter="failed"`))
+	}
+	if got := hrefsIn(page, `id="profile-h"`, `See it as its own kind`); len(got) != 1 || strings.Contains(got[0], "profile=") {
+		t.Errorf("?profile=%s: the link back to the site's own kind is %q", as, got)
+	}
+	// A permanent link's links stay on its scan.
+	at := "&at=" + strconv.FormatInt(r.Timestamp.Unix(), 10)
+	resp, page = testenv.Get(t, svc.URL+"/report?url="+q+at, "Accept", "text/html")
+	others := hrefsIn(page, `id="profile-others"`, `</ul>`)
+	if resp.StatusCode != 200 || len(others) != len(r.Profile.Others) {
+		t.Fatalf("the permanent link: %d, %d links to other kinds", resp.StatusCode, len(others))
+	}
+	for _, h := range others {
+		if !strings.Contains(h, at+"&profile=") {
+			t.Errorf("on the permanent link, %q leaves its scan", h)
+		}
+	}
+	if !bytes.Contains(page, []byte(strings.ReplaceAll(at, "&", "&amp;")+`&amp;filter=failed#checks"`)) {
+		t.Errorf("on the permanent link, the filter links leave its scan: %q", lineOf(page, `data-filter="failed"`))
+	}
 	var served struct {
 		Profile struct{ ID, Source string }
 	}
@@ -82,7 +123,7 @@ func TestReportPageProfileAndReadSuite(t *testing.T) {
 		t.Errorf("/api/report profile=%s through the edge: %+v", as, served.Profile)
 	}
 	resp, md := testenv.Get(t, svc.URL+"/report?url="+q, "Accept", "text/markdown")
-	for _, want := range []string{"## Across checks", "## Profile: ", "## Read suite (", "The sampled pages:\n\n- ", "Judged as "} {
+	for _, want := range []string{"## Across checks", "## Profile: ", "## Read suite (", "The sampled pages:\n\n- ", "Judged as ", "Skipped in the site's /.well-known/agentready.json: " + skipped} {
 		if resp.StatusCode != 200 || !bytes.Contains(md, []byte(want)) {
 			t.Errorf("the markdown twin lacks %q", want)
 		}
@@ -103,6 +144,25 @@ func TestReportPageProfileAndReadSuite(t *testing.T) {
 			t.Errorf("%s: the page does not say what profile must be", u)
 		}
 	}
+}
+
+// hrefsIn is every link's address (unescaped) in page between the first
+// from and the first to after it.
+func hrefsIn(page []byte, from, to string) []string {
+	s := string(page)
+	i := strings.Index(s, from)
+	if i < 0 {
+		return nil
+	}
+	s = s[i:]
+	if j := strings.Index(s, to); j >= 0 {
+		s = s[:j+len(to)]
+	}
+	var out []string
+	for _, part := range strings.Split(s, `href="`)[1:] {
+		out = append(out, html.UnescapeString(part[:strings.IndexByte(part, '"')]))
+	}
+	return out
 }
 
 // lineOf is the line of page holding s, for a failure's message.
