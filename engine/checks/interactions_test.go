@@ -8,15 +8,6 @@ import (
 	"github.com/agentready/agentready/internal/testing/checktest"
 )
 
-const prose = `<p>Lantern schedules jobs across a fleet of workers. This page explains how
-to write a job, how to give it a schedule, how retries and backoff work, and how to
-watch a run from the dashboard or the command line. Each section stands on its own,
-so read the part you need and come back for the rest when you need it later.</p>`
-
-func prosePage(title string) string {
-	return `<!doctype html><html lang=en><title>` + title + `</title><main><h1>` + title + `</h1>` + prose + `</main></html>`
-}
-
 const shellPage = `<!doctype html><html lang=en><title>Trellis</title><script type=module src="/assets/app.js"></script><div id=root></div></html>`
 
 const loginPage = `<!doctype html><html lang=en><title>Sign in</title><main><h1>Sign in</h1><form><input name=email><input type=password name=pw></form></main></html>`
@@ -25,7 +16,7 @@ const loginPage = `<!doctype html><html lang=en><title>Sign in</title><main><h1>
 // listing them, plus extra files.
 func site(section, html string, extra map[string]string) map[string]string {
 	files := map[string]string{
-		"index.html":  prosePage("Home"),
+		"index.html":  checktest.ProsePage("Home", ""),
 		"sitemap.xml": `<urlset><url><loc>{{ORIGIN}}/` + section + `/a</loc></url><url><loc>{{ORIGIN}}/` + section + `/b</loc></url><url><loc>{{ORIGIN}}/` + section + `/c</loc></url></urlset>`,
 	}
 	for _, p := range []string{"a", "b", "c"} {
@@ -84,19 +75,19 @@ func TestInteractions(t *testing.T) {
 	}{
 		{"shell-without-markdown",
 			site("app", shellPage, nil),
-			site("app", prosePage("Feature"), nil)},
+			site("app", checktest.ProsePage("Feature", ""), nil)},
 		{"api-behind-auth",
 			site("docs", loginPage, nil),
-			site("docs", prosePage("Guide"), nil)},
+			site("docs", checktest.ProsePage("Guide", ""), nil)},
 		{"md-undiscoverable",
-			site("guide", prosePage("Guide"), twins("guide")),
-			site("guide", prosePage("Guide"), merge(twins("guide"), llms("/guide/a.md", "/guide/b.md", "/guide/c.md")))},
+			site("guide", checktest.ProsePage("Guide", ""), twins("guide")),
+			site("guide", checktest.ProsePage("Guide", ""), merge(twins("guide"), llms("/guide/a.md", "/guide/b.md", "/guide/c.md")))},
 		{"llms-links-redirect",
-			site("guide", prosePage("Guide"), merge(redirects, llms("/old/a", "/old/b", "/old/c"))),
-			site("guide", prosePage("Guide"), merge(redirects, llms("/guide/a", "/guide/b", "/old/c")))},
+			site("guide", checktest.ProsePage("Guide", ""), merge(redirects, llms("/old/a", "/old/b", "/old/c"))),
+			site("guide", checktest.ProsePage("Guide", ""), merge(redirects, llms("/guide/a", "/guide/b", "/old/c")))},
 		{"llms-blocked-by-robots",
-			site("guide", prosePage("Guide"), merge(llms("/guide/a", "/guide/b"), map[string]string{"robots.txt": "User-agent: *\nAllow: /\n\nUser-agent: Claude-User\nDisallow: /guide/\n"})),
-			site("guide", prosePage("Guide"), merge(llms("/guide/a", "/guide/b"), map[string]string{"robots.txt": "User-agent: *\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /guide/\n"}))},
+			site("guide", checktest.ProsePage("Guide", ""), merge(llms("/guide/a", "/guide/b"), map[string]string{"robots.txt": "User-agent: *\nAllow: /\n\nUser-agent: Claude-User\nDisallow: /guide/\n"})),
+			site("guide", checktest.ProsePage("Guide", ""), merge(llms("/guide/a", "/guide/b"), map[string]string{"robots.txt": "User-agent: *\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /guide/\n"}))},
 	}
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
@@ -127,7 +118,7 @@ func TestInteractions(t *testing.T) {
 // A report without a read sample (a repository scan) has no interactions;
 // a well-behaved site has none.
 func TestInteractionsNone(t *testing.T) {
-	res := checktest.Scan(t, checktest.WriteSite(t, site("guide", prosePage("Guide"), nil)))
+	res := checktest.Scan(t, checktest.WriteSite(t, site("guide", checktest.ProsePage("Guide", ""), nil)))
 	if len(res.Interactions) != 0 {
 		t.Errorf("interactions on a plain site: %v", interactionIDs(res))
 	}

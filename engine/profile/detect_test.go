@@ -46,16 +46,11 @@ func TestDetectFixtureSites(t *testing.T) {
 	}
 }
 
-const prose = `<p>Lantern schedules jobs across a fleet of workers. This page explains how
-to write a job, how to give it a schedule, how retries and backoff work, and how to
-watch a run from the dashboard or the command line. Each section stands on its own,
-so read the part you need and come back for the rest when you need it later.</p>`
-
 func docsSite(declaration string) map[string]string {
 	files := map[string]string{
-		"index.html":          `<!doctype html><html lang=en><title>Lantern</title><main><h1>Lantern</h1>` + prose + `<a href="/blog/one">Blog</a></main></html>`,
-		"blog/one/index.html": `<!doctype html><html lang=en><title>One</title><main><h1>One</h1>` + prose + `</main></html>`,
-		"blog/two/index.html": `<!doctype html><html lang=en><title>Two</title><main><h1>Two</h1>` + prose + `</main></html>`,
+		"index.html":          checktest.ProsePage("Lantern", `<a href="/blog/one">Blog</a>`),
+		"blog/one/index.html": checktest.ProsePage("One", ""),
+		"blog/two/index.html": checktest.ProsePage("Two", ""),
 		"sitemap.xml":         `<urlset><url><loc>{{ORIGIN}}/blog/one</loc></url><url><loc>{{ORIGIN}}/blog/two</loc></url></urlset>`,
 	}
 	if declaration != "" {

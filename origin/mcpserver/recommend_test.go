@@ -14,6 +14,7 @@ import (
 	"github.com/agentready/agentready/engine"
 	"github.com/agentready/agentready/engine/advice"
 	"github.com/agentready/agentready/engine/fetch"
+	"github.com/agentready/agentready/engine/profile"
 	"github.com/agentready/agentready/engine/report"
 	"github.com/agentready/agentready/internal/testing/fixture"
 	"github.com/agentready/agentready/internal/testing/loopback"
@@ -55,6 +56,7 @@ func TestRecommendationsAreTheEnginePlan(t *testing.T) {
 	defer cs.Close()
 
 	targets := map[int]bool{}
+	judgedLast := map[string]bool{}
 	for _, name := range []string{"peer", "partial", "empty", "full"} {
 		t.Run(name, func(t *testing.T) {
 			site, err := fixture.Start(filepath.Join(testenv.RepoRoot(), "testdata", "sites", name))
@@ -83,7 +85,48 @@ func TestRecommendationsAreTheEnginePlan(t *testing.T) {
 				t.Fatal("a fixture site with nothing to fix: the comparison proves little")
 			}
 			targets[want.TargetLevel] = true
+
+			// As another kind of site: the plan of the report judged as
+			// that profile, from the same scan.
+			for _, as := range report.Profiles {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_recommendations", Arguments: map[string]any{"url": site.URL, "profile": as}})
+				if err != nil || res.IsError {
+					t.Fatalf("get_recommendations as %s: %v %+v", as, err, res)
+				}
+				jr, err := profile.As(r, as)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := advice.For(jr)
+				b, _ := json.Marshal(res.StructuredContent)
+				wb, _ := json.Marshal(want)
+				if json.Unmarshal(b, &got) != nil || json.Unmarshal(wb, &exp) != nil || !reflect.DeepEqual(got, exp) {
+					t.Fatalf("as %s, the tool's output is not the engine's plan of the judged report:\n tool   %s\n engine %s", as, b, wb)
+				}
+				for _, st := range want.Steps {
+					if st.NotApplicable != "" {
+						judgedLast[as] = true
+					}
+				}
+			}
 		})
+	}
+	// Some profile takes a failing check out, so the profile changed a plan.
+	if len(judgedLast) == 0 {
+		t.Error("no profile put a check last on any fixture site: the profile argument proves little")
+	}
+	// An unknown profile is refused before it costs a scan.
+	site, err := fixture.Start(filepath.Join(testenv.RepoRoot(), "testdata", "sites", "empty"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_recommendations", Arguments: map[string]any{"url": site.URL, "profile": "blog"}})
+	mu.Lock()
+	r := scanned[site.URL]
+	mu.Unlock()
+	if err == nil && !res.IsError || r != nil {
+		t.Errorf("an unknown profile: error %v, result %+v, scanned %v", err, res, r != nil)
 	}
 	// The sites cover a plan with a next level and one without.
 	if !targets[0] || !targets[1] {

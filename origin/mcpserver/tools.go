@@ -43,9 +43,9 @@ type ScanInput struct {
 	Profile     ProfileName `json:"profile,omitempty"`
 }
 
-// DeepScanInput is deep_scan's input: a site and, optionally, the kind of
-// site to judge it as.
-type DeepScanInput struct {
+// ProfiledInput is a site and, optionally, the kind of site to judge it
+// as (deep_scan, get_recommendations).
+type ProfiledInput struct {
 	URL     string      `json:"url" jsonschema:"The site to scan: a domain such as example.com (scanned over https) or a full http(s) URL; only the site root is scanned."`
 	Profile ProfileName `json:"profile,omitempty"`
 }
@@ -262,7 +262,7 @@ func (s *Server) register() error {
 		},
 		func() error {
 			return addTool(s, &mcp.Tool{Name: "get_recommendations", Title: "Prioritised fixes",
-				Description: "Scan a website and return every fix it needs, in the order that raises its level fastest: first the checks of the levels the next level needs more passes in (how many, per level), cheap fixes before large ones, each with what the scan found, what to do, the effort and, where one applies, a starter file or stanza to publish filled in for the site (llms.txt, robots.txt AI rules, API catalog, agent card, MCP server card, JSON-LD). Use it when a site owner asks what to do next. Costs one scan.",
+				Description: "Scan a website and return every fix it needs, in the order that raises its level fastest: first the checks of the levels the next level needs more passes in (how many, per level), cheap fixes before large ones, each with what the scan found, what to do, the effort and, where one applies, a starter file or stanza to publish filled in for the site (llms.txt, robots.txt AI rules, API catalog, agent card, MCP server card, JSON-LD); the checks that do not apply to the site's kind (its own, or the profile given) come last with the reason. Use it when a site owner asks what to do next. Costs one scan.",
 				Annotations: readOnly(true)}, s.recommendations)
 		},
 		func() error {
@@ -496,10 +496,18 @@ func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in Compa
 	return nil, out, nil
 }
 
-func (s *Server) recommendations(ctx context.Context, req *mcp.CallToolRequest, in URLInput) (*mcp.CallToolResult, *RecommendationsOutput, error) {
+// recommendations is the plan of the site judged as its own kind, or as
+// the profile asked for: what does not apply to that kind comes last.
+func (s *Server) recommendations(ctx context.Context, req *mcp.CallToolRequest, in ProfiledInput) (*mcp.CallToolResult, *RecommendationsOutput, error) {
+	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before it costs a scan
+		return nil, nil, &ToolError{profile.ErrUnknown{}.Error()}
+	}
 	r, pay, err := s.scanned(ctx, req, in.URL)
 	if pay != nil || err != nil {
 		return pay, nil, err
+	}
+	if r, err = judged(r, in.Profile); err != nil {
+		return nil, nil, err
 	}
 	return nil, renderPlan(advice.For(r)), nil
 }
@@ -523,7 +531,7 @@ func renderPlan(p advice.Plan) *RecommendationsOutput {
 // error result whose structured content is the v2 PaymentRequired); with
 // one, the HTTP gateway's logic verifies, scans and settles, and the result
 // carries the deep report and _meta["x402/payment-response"].
-func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in DeepScanInput) (*mcp.CallToolResult, *DeepScanOutput, error) {
+func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in ProfiledInput) (*mcp.CallToolResult, *DeepScanOutput, error) {
 	u, err := s.site(in.URL)
 	if err != nil {
 		return nil, nil, err

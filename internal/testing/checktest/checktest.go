@@ -152,3 +152,16 @@ func WriteSite(t testing.TB, files map[string]string) string {
 	}
 	return dir
 }
+
+// Prose is a paragraph long enough that a page holding it reads as
+// content (not thin, not a shell) to the read suite and the detection.
+const Prose = `<p>Lantern schedules jobs across a fleet of workers. This page explains how
+to write a job, how to give it a schedule, how retries and backoff work, and how to
+watch a run from the dashboard or the command line. Each section stands on its own,
+so read the part you need and come back for the rest when you need it later.</p>`
+
+// ProsePage is a server-rendered page titled title: a heading, Prose and
+// then more, such as links (may be empty), in its main element.
+func ProsePage(title, more string) string {
+	return `<!doctype html><html lang=en><title>` + title + `</title><main><h1>` + title + `</h1>` + Prose + more + `</main></html>`
+}
