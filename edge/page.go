@@ -69,7 +69,7 @@ type pageReport struct {
 	Interactions []pageInteraction `json:"interactions"`
 
 	// asked and at are the page's own request, not the report's: the
-	// address asked for and, on a permanent link, the scan's second, so
+	// address asked for and, on a permanent link, the at= it gave, so
 	// links that change one parameter (filter, profile) keep the others.
 	asked, at string
 }
@@ -80,7 +80,7 @@ type pageReport struct {
 func (rep *pageReport) pageLink(profile string) string {
 	link := reportURL("", rep.URL)
 	if rep.at != "" {
-		link = reportURL("", rep.asked) + "&at=" + rep.at
+		link = permalink("", rep.asked, rep)
 	}
 	if profile != "" {
 		link += "&profile=" + url.QueryEscape(profile)

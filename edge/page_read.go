@@ -111,7 +111,7 @@ func writeProfile(b *strings.Builder, rep *pageReport) {
 			}
 			put(b, esc(e))
 		}
-		put(b, `. <a href="/docs/profiles#declare">How to write it</a>.</p>
+		put(b, `. <a href="/docs#declare">How to write it</a>.</p>
 `)
 	}
 	put(b, `<p class="ev">As `, esc(p.ID), `: <strong>`, strconv.Itoa(p.Score.Value), `</strong> out of 100 (grade `, esc(p.Grade), `), `, strconv.Itoa(p.Score.Passed), ` passed, `, strconv.Itoa(p.Score.NA), ` not applicable of `, strconv.Itoa(p.Score.Total), ` checks. The score above stays the 48 checks' as scanned.</p>

@@ -1,12 +1,10 @@
 package profile
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/agentready/agentready/engine/checks"
-	"github.com/agentready/agentready/engine/fetch"
 	"github.com/agentready/agentready/engine/gather"
 	"github.com/agentready/agentready/engine/parse/declaration"
 	"github.com/agentready/agentready/engine/report"
@@ -20,14 +18,6 @@ func KnownCheck(id string) bool {
 	}
 	_, ok := checks.ReadByID(id)
 	return ok
-}
-
-// meantAsDeclaration reports whether an answer at the declaration's
-// address that is not a declaration was meant as one (JSON by its type or
-// its first byte), rather than a site answering every path with a page.
-func meantAsDeclaration(r *fetch.Response) bool {
-	body := bytes.TrimLeft(r.Body, " \t\r\n\ufeff")
-	return strings.Contains(r.ContentType(), "json") || bytes.HasPrefix(body, []byte("{"))
 }
 
 // Detect reads what a scan gathered and judged, and says which kind of site
@@ -49,9 +39,10 @@ func Detect(set *gather.Set, res *report.Result) *report.Profile {
 					p.Waivers = append(p.Waivers, report.Waiver{Check: w.Check, Reason: w.Reason, From: "site"})
 				}
 				p.DeclarationProblems = d.Problems
-			case meantAsDeclaration(r):
-				// A file that is not a declaration declares nothing; one
-				// that was meant as one says why it was not read.
+			default:
+				// A file that is not a declaration declares nothing, and
+				// says why. (A page there is not Found: a site answering
+				// every path with a page says nothing.)
 				p.DeclarationProblems = []string{err.Error()}
 			}
 		}

@@ -22,6 +22,20 @@ var permalinkRe = regexp.MustCompile(`<a href="([^"]+)" rel="bookmark" id="perma
 // its score, its date and a permanent link to it (the markdown twin too),
 // and following the link shows that same scan. A bad at answers the 400
 // page; an at of no scan says the report is no longer kept.
+// keptPage is the report page at target once the origin keeps the report:
+// it is kept off the scan's answer, as the cache is written, and a page
+// without a report is not cached, so it is read again until it is there.
+func keptPage(t *testing.T, target string, headerKV ...string) []byte {
+	t.Helper()
+	var b []byte
+	testenv.Eventually(t, 5*time.Second, "the page of the kept report", func() bool {
+		var resp *http.Response
+		resp, b = testenv.Get(t, target, headerKV...)
+		return resp.StatusCode == 200
+	})
+	return b
+}
+
 func TestResultPageOutlivesTheCache(t *testing.T) {
 	svc := start(t, stack.Options{Env: pageEnv, Origin: origin.Config{CacheTTL: time.Nanosecond}})
 	s := site(t, "full")
@@ -30,19 +44,7 @@ func TestResultPageOutlivesTheCache(t *testing.T) {
 	at := strconv.FormatInt(rep.Timestamp.Unix(), 10)
 	when := `datetime="` + rep.Timestamp.UTC().Format(time.RFC3339) + `"`
 
-	// The report is kept off the scan's answer, as the cache is written;
-	// a page without a report is not cached, so it is read again.
-	var b []byte
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var resp *http.Response
-		resp, b = testenv.Get(t, svc.URL+"/report?url="+q)
-		if resp.StatusCode == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the page of the kept report: %d %.400s", resp.StatusCode, b)
-		}
-	}
+	b := keptPage(t, svc.URL+"/report?url="+q)
 	m := scoreRe.FindSubmatch(b)
 	if m == nil || string(m[1]) != strconv.Itoa(rep.Score.Value) || !strings.Contains(string(b), when) {
 		t.Fatalf("the kept report's page: score %q (want %d), %s: %.400s", m, rep.Score.Value, when, b)

@@ -68,6 +68,12 @@ func TestReportPageProfileAndReadSuite(t *testing.T) {
 	if got := lineOf(page, `id="declaration-problems"`); !strings.Contains(got, skipped) {
 		t.Errorf("the page does not say what the declaration skipped: %q", got)
 	}
+	// Its link says how to write the file.
+	if how := hrefsIn(page, `id="declaration-problems"`, `</p>`); len(how) != 1 {
+		t.Errorf("the declaration's problems link %q, want one link", how)
+	} else if resp, doc := testenv.Get(t, svc.URL+how[0]); resp.StatusCode != 200 || !bytes.Contains(doc, []byte(`id="`+how[0][strings.IndexByte(how[0], '#')+1:]+`"`)) {
+		t.Errorf("%s: %d, or no such anchor", how[0], resp.StatusCode)
+	}
 	for _, want := range []string{in.Title, in.Fix, r.Profile.Evidence[0], r.Read.Checks[0].Message} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page does not say %q", want)
@@ -103,10 +109,10 @@ func TestReportPageProfileAndReadSuite(t *testing.T) {
 	}
 	// A permanent link's links stay on its scan.
 	at := "&at=" + strconv.FormatInt(r.Timestamp.Unix(), 10)
-	resp, page = testenv.Get(t, svc.URL+"/report?url="+q+at, "Accept", "text/html")
+	page = keptPage(t, svc.URL+"/report?url="+q+at, "Accept", "text/html")
 	others := hrefsIn(page, `id="profile-others"`, `</ul>`)
-	if resp.StatusCode != 200 || len(others) != len(r.Profile.Others) {
-		t.Fatalf("the permanent link: %d, %d links to other kinds", resp.StatusCode, len(others))
+	if len(others) != len(r.Profile.Others) {
+		t.Fatalf("the permanent link: %d links to other kinds, want %d", len(others), len(r.Profile.Others))
 	}
 	for _, h := range others {
 		if !strings.Contains(h, at+"&profile=") {

@@ -54,8 +54,18 @@ type ProfiledInput struct {
 // (inputOptions) is the enum of report.Profiles.
 type ProfileName string
 
-// profileDescription describes the profile argument of the scan tools.
-const profileDescription = "Optional: judge the site as this kind of site (content, docs, api, commerce or application) instead of the kind it declares in /.well-known/agentready.json or the kind detected. Only the profile block changes (profile.id, profile.source \"requested\", its score and the checks that do not apply); checks and score stay as scanned, and no new scan is made."
+// check refuses a profile the scanner does not know (the empty one is the
+// site's own kind), before anything is scanned or paid.
+func (p ProfileName) check() error {
+	if p != "" && !profile.Known(string(p)) {
+		return &ToolError{profile.ErrUnknown{}.Error()}
+	}
+	return nil
+}
+
+// profileDescription describes the profile argument of the tools that
+// take one.
+const profileDescription = "Optional: judge the site as this kind of site (content, docs, api, commerce or application) instead of the kind it declares in /.well-known/agentready.json or the kind detected. The checks that do not apply to that kind are counted as not applicable in the profile block (profile.id, profile.source \"requested\", its score) and come last among the recommendations; checks and score stay as scanned, and no new scan is made."
 
 // judged is r judged as profile p (r itself when p is empty): a copy, so
 // the cached result the scan path shares is never changed.
@@ -317,8 +327,8 @@ func (s *Server) scanned(ctx context.Context, req *mcp.CallToolRequest, raw stri
 }
 
 func (s *Server) scanURL(ctx context.Context, req *mcp.CallToolRequest, in ScanInput) (*mcp.CallToolResult, *ScanOutput, error) {
-	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before it costs a scan
-		return nil, nil, &ToolError{profile.ErrUnknown{}.Error()}
+	if err := in.Profile.check(); err != nil { // refused before it costs a scan
+		return nil, nil, err
 	}
 	r, pay, err := s.scanned(ctx, req, in.URL)
 	if pay != nil || err != nil {
@@ -499,8 +509,8 @@ func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in Compa
 // recommendations is the plan of the site judged as its own kind, or as
 // the profile asked for: what does not apply to that kind comes last.
 func (s *Server) recommendations(ctx context.Context, req *mcp.CallToolRequest, in ProfiledInput) (*mcp.CallToolResult, *RecommendationsOutput, error) {
-	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before it costs a scan
-		return nil, nil, &ToolError{profile.ErrUnknown{}.Error()}
+	if err := in.Profile.check(); err != nil { // refused before it costs a scan
+		return nil, nil, err
 	}
 	r, pay, err := s.scanned(ctx, req, in.URL)
 	if pay != nil || err != nil {
@@ -536,8 +546,8 @@ func (s *Server) deepScan(ctx context.Context, req *mcp.CallToolRequest, in Prof
 	if err != nil {
 		return nil, nil, err
 	}
-	if in.Profile != "" && !profile.Known(string(in.Profile)) { // refused before anything is paid
-		return nil, nil, &ToolError{profile.ErrUnknown{}.Error()}
+	if err := in.Profile.check(); err != nil { // refused before anything is paid
+		return nil, nil, err
 	}
 	if s.d.Gateway == nil {
 		return nil, nil, &ToolError{"the paid deep scan is not available on this server"}

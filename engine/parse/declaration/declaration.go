@@ -12,11 +12,13 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of one declaration: a file larger than MaxBytes is not read, and
-// only the first MaxWaivers waivers count.
+// Limits of one declaration: a file larger than MaxBytes is not read, only
+// the first MaxWaivers waivers count, and MaxProblems problems are listed
+// (then one line counts the rest: reports carry them).
 const (
 	MaxBytes     = 64 << 10
 	MaxWaivers   = 100
+	MaxProblems  = 10
 	MaxReason    = 500
 	maxCheckID   = 8
 	maxProfileID = 32
@@ -34,6 +36,7 @@ type Declaration struct {
 	Profile  string
 	Waivers  []Waiver
 	Problems []string
+	more     int // problems past MaxProblems
 }
 
 // Parse reads a declaration. known reports whether a profile name is one
@@ -54,9 +57,9 @@ func Parse(body []byte, known func(string) bool, validCheck func(string) bool) (
 	if len(raw.Profile) > 0 && string(raw.Profile) != "null" {
 		var p string
 		if json.Unmarshal(raw.Profile, &p) != nil {
-			d.Problems = append(d.Problems, "\"profile\" is not a string")
+			d.problem("\"profile\" is not a string")
 		} else if p = strings.ToLower(strings.TrimSpace(p)); len(p) > maxProfileID || !known(p) {
-			d.Problems = append(d.Problems, "\"profile\" names no known profile")
+			d.problem("\"profile\" names no known profile")
 		} else {
 			d.Profile = p
 		}
@@ -64,29 +67,41 @@ func Parse(body []byte, known func(string) bool, validCheck func(string) bool) (
 	seen := map[string]bool{}
 	for i, w := range raw.Waivers {
 		if len(d.Waivers) == MaxWaivers {
-			d.Problems = append(d.Problems, fmt.Sprintf("only the first %d waivers count", MaxWaivers))
+			d.problem(fmt.Sprintf("only the first %d waivers count", MaxWaivers))
 			break
 		}
 		var v Waiver
 		if json.Unmarshal(w, &v) != nil {
-			d.Problems = append(d.Problems, fmt.Sprintf("waiver %d is not an object with \"check\" and \"reason\"", i+1))
+			d.problem(fmt.Sprintf("waiver %d is not an object with \"check\" and \"reason\"", i+1))
 			continue
 		}
 		v.Check, v.Reason = strings.TrimSpace(v.Check), strings.TrimSpace(v.Reason)
 		switch {
 		case len(v.Check) > maxCheckID || !validCheck(v.Check):
-			d.Problems = append(d.Problems, fmt.Sprintf("waiver %d names no known check", i+1))
+			d.problem(fmt.Sprintf("waiver %d names no known check", i+1))
 		case v.Reason == "":
-			d.Problems = append(d.Problems, fmt.Sprintf("waiver %d (check %s) gives no reason", i+1, v.Check))
+			d.problem(fmt.Sprintf("waiver %d (check %s) gives no reason", i+1, v.Check))
 		case seen[v.Check]:
-			d.Problems = append(d.Problems, fmt.Sprintf("waiver %d repeats check %s", i+1, v.Check))
+			d.problem(fmt.Sprintf("waiver %d repeats check %s", i+1, v.Check))
 		default:
 			seen[v.Check] = true
 			v.Reason = clip(v.Reason)
 			d.Waivers = append(d.Waivers, v)
 		}
 	}
+	if d.more > 0 {
+		d.Problems = append(d.Problems, fmt.Sprintf("and %d more problems", d.more))
+	}
 	return d, nil
+}
+
+// problem lists one problem, or counts it past MaxProblems.
+func (d *Declaration) problem(s string) {
+	if len(d.Problems) < MaxProblems {
+		d.Problems = append(d.Problems, s)
+	} else {
+		d.more++
+	}
 }
 
 // clip cuts a reason to MaxReason bytes on a rune boundary.

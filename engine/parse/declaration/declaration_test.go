@@ -1,6 +1,7 @@
 package declaration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -68,6 +69,12 @@ func TestParseBounds(t *testing.T) {
 	if err != nil || len(d.Waivers) != 1 {
 		t.Fatalf("got %v %+v", err, d)
 	}
+	// A file of nothing but mistakes lists MaxProblems of them and counts the rest.
+	junk := `{"waivers":[` + strings.Repeat(`1,`, 5000) + `1]}`
+	d, err = Parse([]byte(junk), known, check)
+	if err != nil || len(d.Problems) != MaxProblems+1 || d.Problems[MaxProblems] != fmt.Sprintf("and %d more problems", 5001-MaxProblems) {
+		t.Fatalf("%v: %d problems, last %q", err, len(d.Problems), d.Problems[len(d.Problems)-1])
+	}
 	long := strings.Repeat("é", MaxReason)
 	d, _ = Parse([]byte(`{"waivers":[{"check":"1.14","reason":"`+long+`"}]}`), known, check)
 	if r := d.Waivers[0].Reason; len(r) > MaxReason+len("…") || !strings.HasSuffix(r, "…") {
@@ -87,8 +94,8 @@ func FuzzParse(f *testing.F) {
 		if d.Profile != "" && !known(d.Profile) {
 			t.Fatalf("unknown profile kept: %q", d.Profile)
 		}
-		if len(d.Waivers) > MaxWaivers {
-			t.Fatalf("%d waivers", len(d.Waivers))
+		if len(d.Waivers) > MaxWaivers || len(d.Problems) > MaxProblems+1 {
+			t.Fatalf("%d waivers, %d problems", len(d.Waivers), len(d.Problems))
 		}
 		for _, w := range d.Waivers {
 			if !check(w.Check) || w.Reason == "" || len(w.Reason) > MaxReason+len("…") {
