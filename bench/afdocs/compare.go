@@ -32,7 +32,7 @@ type Fact struct {
 
 // Facts are AFDocs 0.22.2's 28 checks in the order it runs them. The
 // llms.txt file itself is check 1.1 of the 48; the per-page facts are the
-// read suite's R.1–R.18.
+// read suite's R.1–R.20.
 var Facts = []Fact{
 	{"llms-txt-exists", "1.1"},
 	{"llms-txt-valid", "1.1"},
@@ -53,14 +53,14 @@ var Facts = []Fact{
 	{"section-header-quality", "R.17"},
 	{"markdown-code-fence-validity", "R.14"},
 	{"markdown-link-portability", "R.16"},
-	{"embedded-data-serialization", ""},
+	{"embedded-data-serialization", "R.19"},
 	{"http-status-codes", "R.8"},
 	{"redirect-behavior", "R.9"},
 	{"llms-txt-coverage", "R.12"},
 	{"markdown-content-parity", "R.7"},
 	{"cache-header-hygiene", "R.10"},
 	{"auth-gate-detection", "R.8"},
-	{"auth-alternative-access", ""},
+	{"auth-alternative-access", "R.20"},
 	{"bot-protection-interference", "R.8"},
 }
 

@@ -62,7 +62,7 @@ func Markdown() string {
 func readMarkdown() string {
 	var b strings.Builder
 	b.WriteString("\n## Read suite — Readable: can an agent read the pages, one by one\n\n")
-	b.WriteString("Every web scan report also carries a top-level `read` block: the checks R.1–R.18 over a sample of the site's pages. ")
+	b.WriteString("Every web scan report also carries a top-level `read` block: the checks R.1–" + readChecks[len(readChecks)-1].ID + " over a sample of the site's pages. ")
 	b.WriteString("The sample takes up to 10 distinct same-site pages (`--pages N` up to 50; `--pages 0` turns it off) from llms.txt's links and the sitemap (/sitemap.xml or robots.txt's Sitemap:, one child of a sitemap index), alternating between them and round-robin over the site's sections (first path segment); the homepage's links when neither lists a page. ")
 	b.WriteString("Each page is fetched three ways in one round (as HTML, with `Accept: text/markdown`, and at its .md twin), plus one sibling of the first page that cannot exist and the site's `/.well-known/agentready.json`: at most 1 + 3 × pages + 2 requests, beside the 48 checks' and never judged by them. ")
 	b.WriteString("A redirect onto a URL the scan already asked for reuses that answer.\n\n")

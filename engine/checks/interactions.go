@@ -103,7 +103,8 @@ func Interactions(set *gather.Set, res *report.Result) []report.Interaction {
 }
 
 // docsBehindSignIn describes documentation that answered with a sign-in
-// ("" when none did): the docs page the scan found, or sampled docs pages.
+// ("" when none did): the docs page the scan found, or sampled docs pages
+// whose markdown is not public either.
 func docsBehindSignIn(set *gather.Set, doc *gather.ReadDoc) string {
 	if !gather.Has(set, gather.Docs) {
 		return ""
@@ -122,7 +123,7 @@ func docsBehindSignIn(set *gather.Set, doc *gather.ReadDoc) string {
 		if !gather.IsDocsURL(p.URL) || p.HTML == nil || p.HTML.Err != nil {
 			continue
 		}
-		if p.HTML.Status == 401 || p.HTML.Status == 403 || (Honesty(p) != "" && (p.Page.PasswordInputs > 0 || loginPath.MatchString(p.HTML.FinalURL))) {
+		if SignInWall(p) != "" && !ReadableMarkdown(p) { // its markdown is a way around (R.20)
 			walled++
 			if first == "" {
 				first = firstOf(p.URL)

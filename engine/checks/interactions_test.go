@@ -69,6 +69,13 @@ func TestInteractions(t *testing.T) {
 		"/old/a": {"status": 301, "location": "/guide/a"},
 		"/old/b": {"status": 301, "location": "/guide/b"},
 		"/old/c": {"status": 301, "location": "/guide/c"}}}`}
+	publicTwins := func(section string) map[string]string {
+		m := twins(section)
+		for k := range m {
+			m[k] += "\n" + strings.Repeat("Each job runs on the first free worker, and a failed run is retried with backoff. ", 10) + "\n"
+		}
+		return m
+	}
 	cases := []struct {
 		id        string
 		has, hasn map[string]string
@@ -79,6 +86,10 @@ func TestInteractions(t *testing.T) {
 		{"api-behind-auth",
 			site("docs", loginPage, nil),
 			site("docs", checktest.ProsePage("Guide", ""), nil)},
+		// Behind a sign-in for people, but public as markdown (R.20): not only behind it.
+		{"api-behind-auth",
+			site("docs", loginPage, nil),
+			site("docs", loginPage, publicTwins("docs"))},
 		{"md-undiscoverable",
 			site("guide", checktest.ProsePage("Guide", ""), twins("guide")),
 			site("guide", checktest.ProsePage("Guide", ""), merge(twins("guide"), llms("/guide/a.md", "/guide/b.md", "/guide/c.md")))},

@@ -1,6 +1,6 @@
 package checks
 
-// The read suite, R.1–R.13: can an agent read the site's pages, one by one.
+// The read suite, R.1–R.18 (R.19 and R.20 in read_access.go): can an agent read the site's pages, one by one.
 // Each check judges every sampled page it applies to (or, for llms.txt
 // coverage, every sitemap page), and its verdict is proportional: pass when
 // every one passed, partial when at least half did, fail below. The read

@@ -83,6 +83,10 @@ type Page struct {
 	// TabPanels is the text of each role="tabpanel" element (the first
 	// maxItems, each cut at 4 KB): tabbed content a reader may miss.
 	TabPanels []string
+	// Data is the machine-generated data in the visible content (large
+	// uniform tables, JSON blocks, base64), the first maxItems, in
+	// document order (see DataBytes).
+	Data []Data
 }
 
 // MetaNamed returns the content of the first <meta name=…> (case-insensitive), if any.
@@ -126,13 +130,14 @@ func Parse(body []byte, base *url.URL) *Page {
 	type frame struct {
 		n               *html.Node
 		hidden, nonMain bool
+		inData          bool // under a table or code block already measured
 	}
 	stack := []frame{{n: doc}}
 	for len(stack) > 0 {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		n := f.n
-		hidden, nonMain := f.hidden, f.nonMain
+		hidden, nonMain, inData := f.hidden, f.nonMain, f.inData
 		switch n.Type {
 		case html.TextNode:
 			if !hidden {
@@ -164,6 +169,24 @@ func Parse(body []byte, base *url.URL) *Page {
 				}
 				if strings.EqualFold(strings.TrimSpace(role), "tabpanel") && len(p.TabPanels) < maxItems {
 					p.TabPanels = append(p.TabPanels, strings.Join(strings.Fields(textOf(n, 4096)), " "))
+				}
+				if !inData && len(p.Data) < maxItems {
+					var d Data
+					var ok bool
+					switch a {
+					case atom.Table: // a layout table may hold data below it
+						d, ok = tableData(n)
+						inData = ok
+					case atom.Pre, atom.Code: // read once, with what it holds
+						d, ok = blockData(n)
+						inData = true
+					case atom.Img:
+						src, _ := attr(n, "src")
+						d, ok = uriData(src)
+					}
+					if ok {
+						p.Data = append(p.Data, d)
+					}
 				}
 				if a == atom.Input {
 					if typ, _ := attr(n, "type"); strings.EqualFold(strings.TrimSpace(typ), "password") {
@@ -240,7 +263,7 @@ func Parse(body []byte, base *url.URL) *Page {
 			}
 		}
 		for c := n.LastChild; c != nil; c = c.PrevSibling {
-			stack = append(stack, frame{n: c, hidden: hidden, nonMain: nonMain})
+			stack = append(stack, frame{n: c, hidden: hidden, nonMain: nonMain, inData: inData})
 		}
 	}
 	p.VisibleBytes = visible.Len()

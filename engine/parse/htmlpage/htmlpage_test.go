@@ -122,5 +122,8 @@ func FuzzParse(f *testing.F) {
 		if p.ImagesWithAlt > p.Images || len(p.Links) > maxItems || len(p.Anchors) > maxItems {
 			t.Fatalf("inconsistent page: %d/%d images, %d links", p.ImagesWithAlt, p.Images, len(p.Links))
 		}
+		if data, total := p.DataBytes(); len(p.Data) > maxItems || data < 0 || total < p.VisibleBytes {
+			t.Fatalf("inconsistent data: %d elements, %d of %d bytes", len(p.Data), data, total)
+		}
 	})
 }

@@ -1,0 +1,241 @@
+package htmlpage
+
+import (
+	"encoding/json"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Machine-generated data in a page's content: what an agent reads as text
+// but a person would read as a download. The thresholds are where such an
+// element starts to weigh on a page (AFDocs's embedded-data-serialization
+// uses the same ones, from the Agent-Friendly Documentation Spec).
+const (
+	// DataMinRows is the data rows from which a table with uniform rows
+	// counts as data.
+	DataMinRows = 20
+	// DataMinBytes is the size from which a JSON block or a base64 run
+	// counts as data.
+	DataMinBytes = 2000
+	// uniformShare is the share of data rows (percent) that must have the
+	// most common cell count for a table to be uniform.
+	uniformShare = 80
+	// maxDataText bounds the text of one block read to tell JSON.
+	maxDataText = 4 << 20
+)
+
+// Data kinds.
+const (
+	DataTable  = "table"
+	DataJSON   = "json"
+	DataBase64 = "base64"
+)
+
+// Data is one element of machine-generated data in the visible content.
+type Data struct {
+	Kind string
+	// Bytes is its size as an agent reads it: a table's or block's text
+	// (whitespace collapsed), or a data: URI's length.
+	Bytes int
+	Rows  int  // a table's data rows
+	URI   bool // an image's data: URI, which VisibleBytes does not count
+}
+
+// hasBase64Run reports a run of DataMinBytes base64 (or base64url)
+// characters: no prose or code goes 2,000 characters without a space or
+// punctuation outside that set. (RE2 caps a repeat at 1,000, so it is
+// counted here.)
+func hasBase64Run(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			if run++; run >= DataMinBytes {
+				return true
+			}
+			continue
+		}
+		run = 0
+	}
+	return false
+}
+
+// tableData measures a table (not one inside another: the walk reads the
+// outermost only, so a page of nested tables costs one pass): its data rows
+// (rows outside <thead>, less a first row of <th> only) and whether they
+// are uniform; it is data from DataMinRows uniform rows.
+func tableData(t *html.Node) (Data, bool) {
+	var counts []int
+	headerRows := 0
+	var walk func(n *html.Node, inHead bool)
+	walk = func(n *html.Node, inHead bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			switch c.DataAtom {
+			case atom.Table: // a nested table's rows are its own
+				continue
+			case atom.Thead:
+				walk(c, true)
+			case atom.Tr:
+				cells, heads := 0, 0
+				for d := c.FirstChild; d != nil; d = d.NextSibling {
+					if d.Type == html.ElementNode && (d.DataAtom == atom.Td || d.DataAtom == atom.Th) {
+						cells++
+						if d.DataAtom == atom.Th {
+							heads++
+						}
+					}
+				}
+				if inHead || len(counts) == 0 && headerRows == 0 && cells > 0 && heads == cells {
+					headerRows++
+					continue
+				}
+				counts = append(counts, cells)
+			default:
+				walk(c, inHead)
+			}
+		}
+	}
+	walk(t, false)
+	if len(counts) < DataMinRows {
+		return Data{}, false
+	}
+	tally := map[int]int{}
+	modal := 0
+	for _, n := range counts {
+		tally[n]++
+		modal = max(modal, tally[n])
+	}
+	if 100*modal < uniformShare*len(counts) {
+		return Data{}, false
+	}
+	return Data{Kind: DataTable, Bytes: visibleLen(t), Rows: len(counts)}, true
+}
+
+// blockData tells whether a <pre> or <code> block is data: JSON, or a
+// base64 run, of DataMinBytes or more.
+func blockData(n *html.Node) (Data, bool) {
+	text := strings.TrimSpace(textOf(n, maxDataText))
+	if len(text) < DataMinBytes {
+		return Data{}, false
+	}
+	size := collapsedLen(text)
+	if LooksJSON(text) {
+		return Data{Kind: DataJSON, Bytes: size}, true
+	}
+	if hasBase64Run(text) {
+		return Data{Kind: DataBase64, Bytes: size}, true
+	}
+	return Data{}, false
+}
+
+// uriData tells whether an image's src is a base64 data: URI of
+// DataMinBytes or more, which a converter to markdown keeps whole.
+func uriData(src string) (Data, bool) {
+	if len(src) < DataMinBytes || !strings.HasPrefix(strings.ToLower(strings.TrimSpace(src[:min(len(src), 64)])), "data:") ||
+		!strings.Contains(strings.ToLower(src[:min(len(src), 200)]), ";base64,") {
+		return Data{}, false
+	}
+	return Data{Kind: DataBase64, Bytes: len(src), URI: true}, true
+}
+
+// LooksJSON reports whether text (trimmed) is a JSON object or array:
+// valid JSON, or, since documentation's JSON often has comments, trailing
+// commas or "…" elisions, braces around at least 10 quoted keys, one per
+// 150 bytes or denser (prose and code that start with a brace have far
+// fewer). Written here because no JSON library judges "nearly JSON".
+func LooksJSON(text string) bool {
+	if len(text) < 2 {
+		return false
+	}
+	first, last := text[0], text[len(text)-1]
+	if !(first == '{' && last == '}' || first == '[' && last == ']') {
+		return false
+	}
+	if json.Valid([]byte(text)) {
+		return true
+	}
+	keys := quotedKeys(text)
+	return keys >= 10 && keys*150 >= len(text)
+}
+
+// quotedKeys counts `"key":` in s (a key of 1–200 bytes on one line).
+func quotedKeys(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && j-i <= 201 && s[j] != '"' && s[j] != '\n' {
+			j++
+		}
+		if j >= len(s) || s[j] != '"' || j == i+1 || j-i > 201 {
+			continue
+		}
+		k := j + 1
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k < len(s) && s[k] == ':' {
+			n++
+		}
+		i = j
+	}
+	return n
+}
+
+// visibleLen is the length of n's visible text with whitespace collapsed,
+// as Page.VisibleBytes counts it.
+func visibleLen(n *html.Node) int {
+	size, words := 0, 0
+	stack := []*html.Node{n}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch c.Type {
+		case html.TextNode:
+			for _, f := range strings.Fields(c.Data) {
+				size += len(f)
+				words++
+			}
+		case html.ElementNode:
+			if skipVisible[c.DataAtom] && c.Namespace == "" || c.DataAtom == atom.Svg {
+				continue
+			}
+		}
+		for k := c.LastChild; k != nil; k = k.PrevSibling {
+			stack = append(stack, k)
+		}
+	}
+	return size + max(0, words-1)
+}
+
+// collapsedLen is len(s) with each run of whitespace counted as one space
+// and none at the ends.
+func collapsedLen(s string) int {
+	size, words := 0, 0
+	for _, f := range strings.Fields(s) {
+		size += len(f)
+		words++
+	}
+	return size + max(0, words-1)
+}
+
+// DataBytes is the size of the page's data elements, and the size of what
+// an agent reads of the page: its visible text plus the data: URIs a
+// converter to markdown keeps.
+func (p *Page) DataBytes() (data, total int) {
+	total = p.VisibleBytes
+	for _, d := range p.Data {
+		data += d.Bytes
+		if d.URI {
+			total += d.Bytes
+		}
+	}
+	return data, total
+}
