@@ -338,13 +338,18 @@ func Honesty(p *gather.ReadPage) string {
 	switch {
 	case notFoundText.MatchString(p.Page.Title) || notFoundText.MatchString(h1):
 		return fmt.Sprintf("answers %d with a “not found” page (a soft 404)", p.HTML.Status)
-	case p.Page.PasswordInputs > 0 && p.Page.MainWords < 200:
+	case p.Page.PasswordInputs > 0 && p.Page.MainWords < 200 && !signInPage(p):
 		return fmt.Sprintf("answers %d with a sign-in form instead of 401 or 403", p.HTML.Status)
 	case loginPath.MatchString(p.HTML.FinalURL) && len(p.HTML.Redirects) > 0:
 		return fmt.Sprintf("redirects to a sign-in page that answers %d", p.HTML.Status)
 	}
 	return ""
 }
+
+// signInPage reports a sampled URL that is itself a sign-in page
+// (/login, /signin…, as a sitemap may list it): its form is its content,
+// not a wall in front of another page's.
+func signInPage(p *gather.ReadPage) bool { return loginPath.MatchString(p.URL) }
 
 // Redirect says what is wrong with how a page redirected ("" when nothing is).
 func Redirect(p *gather.ReadPage, site *url.URL) string {

@@ -61,8 +61,8 @@ func largestData(ds []htmlpage.Data) string {
 
 // SignInWall says how a sampled page keeps its content behind a sign-in
 // ("" when it does not): it answers 401 or 403 (not with a bot challenge,
-// which R.8 reports), a sign-in form with little else, or a redirect to a
-// sign-in page.
+// which R.8 reports), a sign-in form with little else (unless it is the
+// sign-in page itself), or a redirect to a sign-in page.
 func SignInWall(p *gather.ReadPage) string {
 	if p.HTML == nil || p.HTML.Err != nil {
 		return ""
@@ -75,7 +75,7 @@ func SignInWall(p *gather.ReadPage) string {
 		return fmt.Sprintf("answers %d", s)
 	case !answered(p):
 		return ""
-	case p.Page.PasswordInputs > 0 && p.Page.MainWords < 200:
+	case p.Page.PasswordInputs > 0 && p.Page.MainWords < 200 && !signInPage(p):
 		return fmt.Sprintf("answers %d with a sign-in form", s)
 	case loginPath.MatchString(p.HTML.FinalURL) && len(p.HTML.Redirects) > 0:
 		return "redirects to a sign-in page"

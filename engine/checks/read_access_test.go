@@ -62,6 +62,7 @@ func TestSignInWall(t *testing.T) {
 		{"a bot challenge answered 403", readPage("https://a.example/docs/a", 403, "<title>Just a moment...</title>"), ""},
 		{"a sign-in form answered 200", readPage("https://a.example/docs/reference", 200, login), "answers 200 with a sign-in form"},
 		{"redirected to a sign-in page", readPage("https://a.example/docs/private", 200, "<main><h1>Welcome</h1></main>", "https://a.example/login?next=/docs/private"), "redirects to a sign-in page"},
+		{"the sign-in page itself", readPage("https://a.example/signin", 200, login), ""},
 		{"an open page", readPage("https://a.example/docs/a", 200, "<main><h1>Guide</h1><p>"+nWords(300, "w")+"</p></main>"), ""},
 		{"a missing page", readPage("https://a.example/docs/gone", 404, "<title>Not found</title>"), ""},
 		{"no answer", &gather.ReadPage{URL: "https://a.example/x", HTML: &fetch.Response{Err: fmt.Errorf("refused")}}, ""},

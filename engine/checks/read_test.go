@@ -110,6 +110,7 @@ func TestHonesty(t *testing.T) {
 		{"a long page with a password field is not a wall", readPage("https://a.example/docs/auth", 200, "<title>Auth</title>"+prose+`<input type=password>`), ""},
 		{"redirected to a login page", readPage("https://a.example/docs/private", 200, "<title>Welcome</title>"+prose, "https://a.example/login?next=/docs/private"), "sign-in page"},
 		{"a login path without a redirect is a page", readPage("https://a.example/login", 200, "<title>Welcome</title>"+prose), ""},
+		{"the sign-in page itself, listed in the sitemap, is honest", readPage("https://a.example/login", 200, "<title>Sign in</title>"+login), ""},
 		{"not HTML", &gather.ReadPage{URL: "https://a.example/x", HTML: &fetch.Response{Status: 200, Body: []byte("{}"), Header: hdr("Content-Type", "application/json")}}, ""},
 		{"no answer", &gather.ReadPage{URL: "https://a.example/x", HTML: &fetch.Response{Err: fetch.ErrTooManyRedirects}}, ""},
 	}
