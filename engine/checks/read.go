@@ -338,18 +338,35 @@ func Honesty(p *gather.ReadPage) string {
 	switch {
 	case notFoundText.MatchString(p.Page.Title) || notFoundText.MatchString(h1):
 		return fmt.Sprintf("answers %d with a “not found” page (a soft 404)", p.HTML.Status)
-	case p.Page.PasswordInputs > 0 && p.Page.MainWords < 200 && !signInPage(p):
-		return fmt.Sprintf("answers %d with a sign-in form instead of 401 or 403", p.HTML.Status)
+	}
+	if why := signInAnswer(p); why != "" {
+		return why + " instead of 401 or 403"
+	}
+	return ""
+}
+
+// signInAnswer says how a page answered 2xx with a sign-in instead of its
+// content ("" when it did not): a sign-in form with little else, or a
+// redirect to a sign-in page. A sampled URL that is itself the sign-in
+// page (a sitemap may list /login) answers with its own content.
+func signInAnswer(p *gather.ReadPage) string {
+	if !answered(p) || signInURL.MatchString(p.URL) {
+		return ""
+	}
+	switch {
+	case p.Page.PasswordInputs > 0 && p.Page.MainWords < 200:
+		return fmt.Sprintf("answers %d with a sign-in form", p.HTML.Status)
 	case loginPath.MatchString(p.HTML.FinalURL) && len(p.HTML.Redirects) > 0:
 		return fmt.Sprintf("redirects to a sign-in page that answers %d", p.HTML.Status)
 	}
 	return ""
 }
 
-// signInPage reports a sampled URL that is itself a sign-in page
-// (/login, /signin…, as a sitemap may list it): its form is its content,
-// not a wall in front of another page's.
-func signInPage(p *gather.ReadPage) bool { return loginPath.MatchString(p.URL) }
+// signInURL is the address of a sign-in page itself: its last segment
+// names signing in. (loginPath, which a redirect's target is read with,
+// also takes /auth, /oauth and /sso, which are as often docs pages about
+// them.)
+var signInURL = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://[^/?#]*(/[^?#]*)?/(login|log-in|logon|signin|sign-in|sign_in|sign-on)/?([?#]|$)`)
 
 // Redirect says what is wrong with how a page redirected ("" when nothing is).
 func Redirect(p *gather.ReadPage, site *url.URL) string {

@@ -73,14 +73,8 @@ func SignInWall(p *gather.ReadPage) string {
 			return ""
 		}
 		return fmt.Sprintf("answers %d", s)
-	case !answered(p):
-		return ""
-	case p.Page.PasswordInputs > 0 && p.Page.MainWords < 200 && !signInPage(p):
-		return fmt.Sprintf("answers %d with a sign-in form", s)
-	case loginPath.MatchString(p.HTML.FinalURL) && len(p.HTML.Redirects) > 0:
-		return "redirects to a sign-in page"
 	}
-	return ""
+	return signInAnswer(p)
 }
 
 // ReadableMarkdown reports that a page's markdown is public and holds its

@@ -111,6 +111,9 @@ func TestHonesty(t *testing.T) {
 		{"redirected to a login page", readPage("https://a.example/docs/private", 200, "<title>Welcome</title>"+prose, "https://a.example/login?next=/docs/private"), "sign-in page"},
 		{"a login path without a redirect is a page", readPage("https://a.example/login", 200, "<title>Welcome</title>"+prose), ""},
 		{"the sign-in page itself, listed in the sitemap, is honest", readPage("https://a.example/login", 200, "<title>Sign in</title>"+login), ""},
+		{"the sign-in page itself after a slash redirect", readPage("https://a.example/users/sign_in", 200, "<title>Sign in</title>"+login, "https://a.example/users/sign_in/"), ""},
+		{"a docs page about auth behind a sign-in form", readPage("https://a.example/docs/auth", 200, "<title>Sign in</title>"+login), "sign-in form"},
+		{"a docs page about OAuth behind a sign-in form", readPage("https://a.example/docs/api/oauth/", 200, "<title>Sign in</title>"+login), "sign-in form"},
 		{"not HTML", &gather.ReadPage{URL: "https://a.example/x", HTML: &fetch.Response{Status: 200, Body: []byte("{}"), Header: hdr("Content-Type", "application/json")}}, ""},
 		{"no answer", &gather.ReadPage{URL: "https://a.example/x", HTML: &fetch.Response{Err: fetch.ErrTooManyRedirects}}, ""},
 	}

@@ -43,23 +43,37 @@ type Data struct {
 	URI   bool // an image's data: URI, which VisibleBytes does not count
 }
 
-// hasBase64Run reports a run of DataMinBytes base64 (or base64url)
-// characters: no prose or code goes 2,000 characters without a space or
-// punctuation outside that set. (RE2 caps a repeat at 1,000, so it is
-// counted here.)
-func hasBase64Run(s string) bool {
-	run := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
-			if run++; run >= DataMinBytes {
-				return true
-			}
-			continue
+// base64Runs is the length of the runs of DataMinBytes or more base64
+// characters in s (0 when none): no prose or code goes 2,000 characters
+// without a space or punctuation outside that set, and a run holds both
+// letters and digits (a line of one repeated letter is a rule, not data).
+// Only the runs count, not the code block around them. (RE2 caps a repeat
+// at 1,000, so they are counted here.)
+func base64Runs(s string) int {
+	total, run := 0, 0
+	letters, digits := false, false
+	end := func() {
+		if run >= DataMinBytes && letters && digits {
+			total += run
 		}
-		run = 0
+		run, letters, digits = 0, false, false
 	}
-	return false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z':
+			run++
+			letters = true
+		case '0' <= c && c <= '9':
+			run++
+			digits = true
+		case c == '+' || c == '/' || c == '=':
+			run++
+		default:
+			end()
+		}
+	}
+	end()
+	return total
 }
 
 // tableData measures a table (not one inside another: the walk reads the
@@ -123,14 +137,44 @@ func blockData(n *html.Node) (Data, bool) {
 	if len(text) < DataMinBytes {
 		return Data{}, false
 	}
-	size := collapsedLen(text)
-	if LooksJSON(text) {
-		return Data{Kind: DataJSON, Bytes: size}, true
+	if declaredJSON(n) || LooksJSON(text) {
+		return Data{Kind: DataJSON, Bytes: collapsedLen(text)}, true
 	}
-	if hasBase64Run(text) {
-		return Data{Kind: DataBase64, Bytes: size}, true
+	if runs := base64Runs(text); runs > 0 {
+		return Data{Kind: DataBase64, Bytes: runs}, true
 	}
 	return Data{}, false
+}
+
+// declaredJSON reports a code block whose class names JSON as its
+// language (language-json, lang-ndjson…, as syntax highlighters mark it),
+// on it or on the <code> inside a <pre>.
+func declaredJSON(n *html.Node) bool {
+	if jsonClass(n) {
+		return true
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			return c.DataAtom == atom.Code && jsonClass(c)
+		}
+	}
+	return false
+}
+
+// jsonClass reports a class attribute naming JSON as the language.
+func jsonClass(n *html.Node) bool {
+	class, _ := attr(n, "class")
+	for _, f := range strings.Fields(strings.ToLower(class)) {
+		lang, ok := strings.CutPrefix(f, "language-")
+		if !ok {
+			lang, ok = strings.CutPrefix(f, "lang-")
+		}
+		switch lang {
+		case "json", "jsonc", "json5", "jsonl", "ndjson", "geojson":
+			return ok
+		}
+	}
+	return false
 }
 
 // uriData tells whether an image's src is a base64 data: URI of
