@@ -3,6 +3,8 @@ package htmlpage
 import (
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -243,10 +245,8 @@ func visibleLen(n *html.Node) int {
 		stack = stack[:len(stack)-1]
 		switch c.Type {
 		case html.TextNode:
-			for _, f := range strings.Fields(c.Data) {
-				size += len(f)
-				words++
-			}
+			s, w := fields(c.Data)
+			size, words = size+s, words+w
 		case html.ElementNode:
 			if skipVisible[c.DataAtom] && c.Namespace == "" || c.DataAtom == atom.Svg {
 				continue
@@ -262,12 +262,28 @@ func visibleLen(n *html.Node) int {
 // collapsedLen is len(s) with each run of whitespace counted as one space
 // and none at the ends.
 func collapsedLen(s string) int {
-	size, words := 0, 0
-	for _, f := range strings.Fields(s) {
-		size += len(f)
-		words++
-	}
+	size, words := fields(s)
 	return size + max(0, words-1)
+}
+
+// fields is the bytes and the number of strings.Fields(s), without
+// building them: a data table is thousands of text nodes.
+func fields(s string) (size, words int) {
+	in := false
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		if unicode.IsSpace(r) {
+			in = false
+			continue
+		}
+		if !in {
+			words++
+			in = true
+		}
+		size += w
+	}
+	return size, words
 }
 
 // DataBytes is the size of the page's data elements, and the size of what
