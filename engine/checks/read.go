@@ -175,6 +175,9 @@ func (c *ReadCheck) result(s report.Status, msg string, details any) report.Chec
 	return r
 }
 
+// noMarkdown is the na reason of the checks that read each page's markdown.
+const noMarkdown = "No sampled page has markdown (neither a .md twin nor an answer to Accept: text/markdown)."
+
 // readNeeds is what every page-level read check reads.
 var readNeeds = needs(gather.ReadSample)
 
@@ -190,20 +193,20 @@ func noSample(in gather.Source) string {
 	return "No page beyond the homepage was found in llms.txt, the sitemap or the homepage's links to sample."
 }
 
-// perPage counts the sampled pages judge applies to (ok, applies) and
-// passes, each page once: two listed URLs that answer with the same page
-// (an llms.txt link that redirects to a URL the sitemap lists) are one
-// page. The checks of how a listed URL answers (R.9, R.11) use perListed.
-func perPage(in gather.Source, judge func(p *gather.ReadPage) (applies, ok bool, why string)) ReadOutcome {
-	return count(in, true, judge)
-}
+// pageJudge judges one sampled page: whether the check applies to it and,
+// when it does, why it fails ("" when it passes).
+type pageJudge func(p *gather.ReadPage) (applies bool, why string)
+
+// perPage counts the sampled pages judge applies to and passes, each page
+// once: two listed URLs that answer with the same page (an llms.txt link
+// that redirects to a URL the sitemap lists) are one page. The checks of
+// how a listed URL answers (R.9, R.11) use perListed.
+func perPage(in gather.Source, judge pageJudge) ReadOutcome { return count(in, true, judge) }
 
 // perListed counts every sampled URL, as llms.txt and the sitemap list them.
-func perListed(in gather.Source, judge func(p *gather.ReadPage) (applies, ok bool, why string)) ReadOutcome {
-	return count(in, false, judge)
-}
+func perListed(in gather.Source, judge pageJudge) ReadOutcome { return count(in, false, judge) }
 
-func count(in gather.Source, once bool, judge func(p *gather.ReadPage) (applies, ok bool, why string)) ReadOutcome {
+func count(in gather.Source, once bool, judge pageJudge) ReadOutcome {
 	var o ReadOutcome
 	seen := map[string]bool{}
 	for _, p := range gather.Get(in, gather.ReadSample).Pages {
@@ -213,18 +216,54 @@ func count(in gather.Source, once bool, judge func(p *gather.ReadPage) (applies,
 			}
 			seen[p.HTML.FinalURL] = true
 		}
-		applies, ok, why := judge(p)
+		applies, why := judge(p)
 		if !applies {
 			continue
 		}
 		o.Of++
-		if ok {
+		if why == "" {
 			o.OK++
 		} else {
 			o.Failed = append(o.Failed, PageWhy{URL: p.URL, Why: why})
 		}
 	}
 	return o
+}
+
+// eachPage is the Run of a check that judges each sampled page once
+// (perPage); na says why when it applies to none.
+func eachPage(na func(gather.Source) string, judge pageJudge) func(gather.Source) ReadOutcome {
+	return func(in gather.Source) ReadOutcome {
+		o := perPage(in, judge)
+		o.NA = na(in)
+		return o
+	}
+}
+
+// because is an na reason that does not depend on what was gathered.
+func because(reason string) func(gather.Source) string {
+	return func(gather.Source) string { return reason }
+}
+
+// ifLlms runs a check that judges how pages point to llms.txt, or says
+// there is nothing to point to.
+func ifLlms(run func(gather.Source) ReadOutcome) func(gather.Source) ReadOutcome {
+	return func(in gather.Source) ReadOutcome {
+		if !gather.Get(in, gather.Llms).Resp.Found() {
+			return ReadOutcome{NA: "The site has no llms.txt to point to."}
+		}
+		return run(in)
+	}
+}
+
+// ofAnswered judges the pages that answered 2xx as HTML by why ("" passes).
+func ofAnswered(why func(p *gather.ReadPage) string) pageJudge {
+	return func(p *gather.ReadPage) (bool, string) {
+		if !answered(p) {
+			return false, ""
+		}
+		return true, why(p)
+	}
 }
 
 // answered reports a sampled page whose HTML answered 2xx as HTML.
@@ -451,57 +490,49 @@ func init() {
 		LooksFor: "Each sampled page's HTML as sent and its readable text, in tokens (bytes/4).",
 		Rule:     fmt.Sprintf("A page passes when its text is at most %d tokens (about 100,000 characters, where agent fetch tools cut pages) and its HTML at most %d tokens (about 1 MB, past which fetch tools refuse it); a page cut by the scanner's body cap fails. Proportional over the sample.", MaxPageTextTokens, MaxPageHTMLTokens),
 		Fix:      "Split long pages into pages of one topic each, move inline data and scripts out of the HTML, and offer a markdown twin an agent can read whole.",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !p.HTML.OK() || !p.HTML.LooksHTML() {
-				return false, false, ""
-			}
-			html := Tokens(len(p.HTML.Body))
-			switch {
-			case p.HTML.Truncated:
-				return true, false, "is larger than the scanner reads, so an agent's fetch tool cuts it too"
-			case html > MaxPageHTMLTokens:
-				return true, false, fmt.Sprintf("is ~%s tokens of HTML (over %s)", thousands(html), thousands(MaxPageHTMLTokens))
-			case p.Page != nil && Tokens(p.Page.VisibleBytes) > MaxPageTextTokens:
-				return true, false, fmt.Sprintf("has ~%s tokens of text (over %s): agents see only its start", thousands(Tokens(p.Page.VisibleBytes)), thousands(MaxPageTextTokens))
-			}
-			return true, true, ""
-		})
-		o.NA = noSample(in)
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(noSample, func(p *gather.ReadPage) (bool, string) {
+		if !p.HTML.OK() || !p.HTML.LooksHTML() {
+			return false, ""
+		}
+		html := Tokens(len(p.HTML.Body))
+		switch {
+		case p.HTML.Truncated:
+			return true, "is larger than the scanner reads, so an agent's fetch tool cuts it too"
+		case html > MaxPageHTMLTokens:
+			return true, fmt.Sprintf("is ~%s tokens of HTML (over %s)", thousands(html), thousands(MaxPageHTMLTokens))
+		case p.Page != nil && Tokens(p.Page.VisibleBytes) > MaxPageTextTokens:
+			return true, fmt.Sprintf("has ~%s tokens of text (over %s): agents see only its start", thousands(Tokens(p.Page.VisibleBytes)), thousands(MaxPageTextTokens))
+		}
+		return true, ""
+	}))
 	readCheck(Definition{ID: "R.2", Name: "Markdown Size",
 		LooksFor: "The markdown an agent gets for each sampled page (its .md twin, else its answer to Accept: text/markdown), in tokens.",
 		Rule:     fmt.Sprintf("A page passes when its markdown is at most %d tokens and arrived whole. Not applicable when no sampled page has markdown.", MaxPageTextTokens),
 		Fix:      "Split long markdown pages, or publish a short markdown page that links to the parts.",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			md := PageMarkdown(p)
-			if md == nil {
-				return false, false, ""
-			}
-			if t := Tokens(len(md.Body)); t > MaxPageTextTokens {
-				return true, false, fmt.Sprintf("has ~%s tokens of markdown (over %s)", thousands(t), thousands(MaxPageTextTokens))
-			}
-			return true, true, ""
-		})
-		o.NA = "No sampled page has markdown (neither a .md twin nor an answer to Accept: text/markdown)."
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(because(noMarkdown), func(p *gather.ReadPage) (bool, string) {
+		md := PageMarkdown(p)
+		if md == nil {
+			return false, ""
+		}
+		if t := Tokens(len(md.Body)); t > MaxPageTextTokens {
+			return true, fmt.Sprintf("has ~%s tokens of markdown (over %s)", thousands(t), thousands(MaxPageTextTokens))
+		}
+		return true, ""
+	}))
 	readCheck(Definition{ID: "R.3", Name: "Content Starts Early",
 		LooksFor: "Where each sampled page's main content (its first <main>, <article> or role=\"main\" element, else its first <h1>) begins in the page's text.",
 		Rule:     fmt.Sprintf("A page passes when its main content begins within the first %d%% of its text; a page that marks no main content is not counted (its details say so). Proportional over the sample.", MaxContentStart),
 		Fix:      "Put the page's content first: wrap it in <main>, and move long navigation, banners and menus after it or out of the HTML.",
 		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+		o := perPage(in, func(p *gather.ReadPage) (bool, string) {
 			at := ContentStart(p)
 			if !answered(p) || at < 0 {
-				return false, false, ""
+				return false, ""
 			}
 			if at > MaxContentStart {
-				return true, false, fmt.Sprintf("begins its content %d%% into the page's text", at)
+				return true, fmt.Sprintf("begins its content %d%% into the page's text", at)
 			}
-			return true, true, ""
+			return true, ""
 		})
 		o.NA = noSample(in)
 		for _, p := range gather.Get(in, gather.ReadSample).Pages {
@@ -515,87 +546,57 @@ func init() {
 		LooksFor: "Each sampled page's HTML as the server sends it: the words of its main content and its scripts.",
 		Rule:     fmt.Sprintf("A page passes when its HTML carries its content: at least %d words of main text, or no scripts to fill it in. An empty application shell fails: agents that do not run JavaScript see nothing. Proportional over the sample.", ShellWords),
 		Fix:      "Render pages on the server (SSR, static generation or prerendering), or serve agents a markdown twin of each page.",
-		Effort:   Large}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !answered(p) {
-				return false, false, ""
-			}
-			if Shell(p) {
-				return true, false, fmt.Sprintf("is an application shell: %d words of text until its scripts run", p.Page.MainWords)
-			}
-			return true, true, ""
-		})
-		o.NA = noSample(in)
-		return o
-	})
+		Effort:   Large}, readNeeds, eachPage(noSample, ofAnswered(func(p *gather.ReadPage) string {
+		if Shell(p) {
+			return fmt.Sprintf("is an application shell: %d words of text until its scripts run", p.Page.MainWords)
+		}
+		return ""
+	})))
 	readCheck(Definition{ID: "R.5", Name: "Markdown at .md URLs",
 		LooksFor: "Each sampled page's .md twin (the path with .md appended, index.md for a directory), the convention llms.txt links use.",
 		Rule:     "A page passes when its twin answers 2xx with markdown, not HTML. Proportional over the sample.",
 		Fix:      "Serve each page's markdown at its URL plus .md (most docs generators have an option or plugin for it), and link the .md URLs from llms.txt.",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !answered(p) {
-				return false, false, ""
-			}
-			if !TwinServed(p) {
-				return true, false, "has no markdown at " + firstOf(p.TwinURL) + " (" + twinAbsence(p.Twin) + ")"
-			}
-			return true, true, ""
-		})
-		o.NA = noSample(in)
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(noSample, ofAnswered(func(p *gather.ReadPage) string {
+		if !TwinServed(p) {
+			return "has no markdown at " + firstOf(p.TwinURL) + " (" + twinAbsence(p.Twin) + ")"
+		}
+		return ""
+	})))
 	readCheck(Definition{ID: "R.6", Name: "Markdown by Negotiation",
 		LooksFor: "Each sampled page's answer to Accept: text/markdown.",
 		Rule:     "A page passes when it answers with Content-Type text/markdown and Vary: Accept (what 1.17 asks of the homepage). Proportional over the sample.",
 		Fix:      "Answer Accept: text/markdown with the page's markdown and Vary: Accept (a CDN rule or a few lines of server middleware).",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !answered(p) {
-				return false, false, ""
-			}
-			if ok, why := pageMarkdown(p.Negotiated); !ok {
-				return true, false, why
-			}
-			return true, true, ""
-		})
-		o.NA = noSample(in)
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(noSample, ofAnswered(func(p *gather.ReadPage) string {
+		_, why := pageMarkdown(p.Negotiated) // "" when it passes
+		return why
+	})))
 	readCheck(Definition{ID: "R.7", Name: "Markdown Matches the Page",
 		LooksFor: "The distinct words of each sampled page's main content, and how many of them its markdown holds.",
 		Rule:     fmt.Sprintf("A page passes when its markdown holds at least %d%% of them. Pages without markdown, or with under 20 distinct words, are not counted; not applicable when none is left.", MinParity),
 		Fix:      "Generate the markdown from the same source as the HTML, so it carries the whole page: tables, code samples and tabbed content included.",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			par := Parity(p)
-			if par < 0 {
-				return false, false, ""
-			}
-			if par < MinParity {
-				return true, false, fmt.Sprintf("has markdown that holds %d%% of the page's words", par)
-			}
-			return true, true, ""
-		})
-		o.NA = "No sampled page has both markdown and enough HTML text to compare."
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(because("No sampled page has both markdown and enough HTML text to compare."), func(p *gather.ReadPage) (bool, string) {
+		par := Parity(p)
+		if par < 0 {
+			return false, ""
+		}
+		if par < MinParity {
+			return true, fmt.Sprintf("has markdown that holds %d%% of the page's words", par)
+		}
+		return true, ""
+	}))
 	readCheck(Definition{ID: "R.8", Name: "Honest Status Codes",
 		LooksFor: "Each sampled page's status and what its 2xx pages show (a “not found” title or heading; a sign-in form with little else), bot challenges (Cloudflare's “Just a moment…”, CAPTCHAs) answered in place of a page, and the answer to a sibling of the first sampled page that cannot exist.",
 		Rule:     "Each page passes unless it answers 2xx with a “not found” page or a sign-in wall, or answers any status with a bot challenge; the missing sibling counts as one more, passing when it answers 4xx. Proportional.",
 		Fix:      "Answer missing pages with 404 (or 410) and pages behind a sign-in with 401 or 403, so agents can tell an answer from an error.",
 		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
+		o := perPage(in, func(p *gather.ReadPage) (bool, string) {
 			if p.HTML == nil || p.HTML.Err != nil {
-				return false, false, ""
+				return false, ""
 			}
 			if botChallenge.Match(p.HTML.Body) && p.HTML.LooksHTML() {
-				return true, false, fmt.Sprintf("answers %d with a bot challenge instead of the page: agents cannot pass it", p.HTML.Status)
+				return true, fmt.Sprintf("answers %d with a bot challenge instead of the page: agents cannot pass it", p.HTML.Status)
 			}
-			if why := Honesty(p); why != "" {
-				return true, false, why
-			}
-			return true, true, ""
+			return true, Honesty(p)
 		})
 		doc := gather.Get(in, gather.ReadSample)
 		if m := doc.Missing; m != nil && m.Err == nil {
@@ -616,14 +617,11 @@ func init() {
 		Fix:      "List final URLs in llms.txt and the sitemap, and redirect with one 301 on the same site.",
 		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
 		site := gather.SiteOf(in).Target
-		o := perListed(in, func(p *gather.ReadPage) (bool, bool, string) {
+		o := perListed(in, func(p *gather.ReadPage) (bool, string) {
 			if p.HTML == nil || (p.HTML.Err != nil && len(p.HTML.Redirects) == 0) {
-				return false, false, ""
+				return false, ""
 			}
-			if why := Redirect(p, site); why != "" {
-				return true, false, why
-			}
-			return true, true, ""
+			return true, Redirect(p, site)
 		})
 		o.NA = noSample(in)
 		return o
@@ -632,36 +630,24 @@ func init() {
 		LooksFor: "Each sampled 2xx page's Cache-Control, ETag, Last-Modified and Expires headers.",
 		Rule:     fmt.Sprintf("A page passes with no-cache or no-store; with a max-age (or s-maxage) of at most a day (%d s), or longer with must-revalidate; or with no max-age and a validator (ETag or Last-Modified). It fails with none of these headers, with only Expires, or with a max-age over a day and no must-revalidate, validator or not. Proportional over the sample.", MaxFreshAge),
 		Fix:      "Send an ETag or Last-Modified with each page and a Cache-Control max-age of an hour or so, so agents and caches revalidate cheaply and never read stale pages.",
-		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !answered(p) {
-				return false, false, ""
-			}
-			if why := CacheProblem(p.HTML); why != "" {
-				return true, false, why
-			}
-			return true, true, ""
-		})
-		o.NA = noSample(in)
-		return o
-	})
+		Effort:   Small}, readNeeds, eachPage(noSample, ofAnswered(func(p *gather.ReadPage) string { return CacheProblem(p.HTML) })))
 	readCheck(Definition{ID: "R.11", Name: "llms.txt Links Resolve",
 		LooksFor: "The sampled pages that llms.txt links, fetched as it links them (the page, or its .md twin).",
 		Rule:     "A link passes when it ends in a 2xx answer. Not applicable without llms.txt or when none of its links was sampled. Proportional.",
 		Fix:      "Fix or remove the llms.txt links that fail, and link final URLs (not ones that redirect).",
 		Effort:   Small}, needs(gather.ReadSample, gather.Llms), func(in gather.Source) ReadOutcome {
-		o := perListed(in, func(p *gather.ReadPage) (bool, bool, string) {
+		o := perListed(in, func(p *gather.ReadPage) (bool, string) {
 			r := LlmsAnswer(p)
 			if r == nil {
-				return false, false, ""
+				return false, ""
 			}
 			switch {
 			case r.Err != nil:
-				return true, false, "does not answer (" + fetch.Describe(r.Err) + ")"
+				return true, "does not answer (" + fetch.Describe(r.Err) + ")"
 			case !r.OK():
-				return true, false, fmt.Sprintf("answers %d", r.Status)
+				return true, fmt.Sprintf("answers %d", r.Status)
 			}
-			return true, true, ""
+			return true, ""
 		})
 		o.Unit = "sampled llms.txt links"
 		o.NA = "No llms.txt link was sampled (the site has no llms.txt, or it links no page on the site)."
@@ -696,121 +682,81 @@ func init() {
 		LooksFor: "Each sampled HTML page, for a link to llms.txt or a line naming it (a directive agents that land on the page can follow).",
 		Rule:     "A page passes when its HTML links or names llms.txt. Not applicable without llms.txt. Proportional over the sample.",
 		Fix:      "Add a short line near the top of each page, visible or visually hidden, such as “For AI agents: a map of this site is at /llms.txt”, with a link.",
-		Effort:   Small}, needs(gather.ReadSample, gather.Llms), func(in gather.Source) ReadOutcome {
-		if !gather.Get(in, gather.Llms).Resp.Found() {
-			return ReadOutcome{NA: "The site has no llms.txt to point to."}
+		Effort:   Small}, needs(gather.ReadSample, gather.Llms), ifLlms(eachPage(noSample, ofAnswered(func(p *gather.ReadPage) string {
+		if !llmsMention.Match(p.HTML.Body) {
+			return "does not link or name llms.txt"
 		}
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !answered(p) {
-				return false, false, ""
-			}
-			if !llmsMention.Match(p.HTML.Body) {
-				return true, false, "does not link or name llms.txt"
-			}
-			return true, true, ""
-		})
-		o.NA = noSample(in)
-		return o
-	})
+		return ""
+	}))))
 }
 
 // The markdown checks read the markdown an agent gets for each page
 // (PageMarkdownDoc): the facts the Agent-Friendly Documentation Spec's
 // markdown checks report, judged page by page.
 func init() {
-	noMarkdown := "No sampled page has markdown (neither a .md twin nor an answer to Accept: text/markdown)."
 	readCheck(Definition{ID: "R.14", Name: "Markdown Code Fences Close",
 		LooksFor: "Each sampled page's markdown, for code fences (``` or ~~~) that open and never close.",
 		Rule:     "A page passes when every code fence closes; an unclosed fence turns the rest of the page into code for an agent's parser. Pages whose markdown has no fence are not counted. Proportional over the sample.",
 		Fix:      "Close every code fence with a line of at least as many backticks or tildes as opened it, and check the markdown generator's output for fences cut by templates.",
-		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			d := PageMarkdownDoc(p)
-			if d == nil || d.Fences == 0 {
-				return false, false, ""
-			}
-			if d.UnclosedFence > 0 {
-				return true, false, fmt.Sprintf("opens a code fence on line %d that never closes", d.UnclosedFence)
-			}
-			return true, true, ""
-		})
-		o.NA = "No sampled page's markdown has a code fence."
-		return o
-	})
+		Effort:   Small}, readNeeds, eachPage(because("No sampled page's markdown has a code fence."), func(p *gather.ReadPage) (bool, string) {
+		d := PageMarkdownDoc(p)
+		if d == nil || d.Fences == 0 {
+			return false, ""
+		}
+		if d.UnclosedFence > 0 {
+			return true, fmt.Sprintf("opens a code fence on line %d that never closes", d.UnclosedFence)
+		}
+		return true, ""
+	}))
 	readCheck(Definition{ID: "R.15", Name: "Markdown Points to llms.txt",
 		LooksFor: "Each sampled page's markdown, for a line naming llms.txt: an agent that was handed one page can find the rest.",
 		Rule:     "A page passes when its markdown names llms.txt. Not applicable without llms.txt or when no page has markdown. Proportional over the sample.",
 		Fix:      "Start each markdown page with a line such as “> The map of these docs is at https://example.com/llms.txt”.",
-		Effort:   Small}, needs(gather.ReadSample, gather.Llms), func(in gather.Source) ReadOutcome {
-		if !gather.Get(in, gather.Llms).Resp.Found() {
-			return ReadOutcome{NA: "The site has no llms.txt to point to."}
+		Effort:   Small}, needs(gather.ReadSample, gather.Llms), ifLlms(eachPage(because(noMarkdown), func(p *gather.ReadPage) (bool, string) {
+		d := PageMarkdownDoc(p)
+		switch {
+		case d == nil:
+			return false, ""
+		case !d.NamesLlms:
+			return true, "has markdown that does not name llms.txt"
 		}
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			d := PageMarkdownDoc(p)
-			if d == nil {
-				return false, false, ""
-			}
-			if !d.NamesLlms {
-				return true, false, "has markdown that does not name llms.txt"
-			}
-			return true, true, ""
-		})
-		o.NA = noMarkdown
-		return o
-	})
+		return true, ""
+	})))
 	readCheck(Definition{ID: "R.16", Name: "Markdown Links Are Absolute",
 		LooksFor: "The links of each sampled page's markdown.",
 		Rule:     "A page passes when every link is an absolute URL (or a #fragment): markdown is often read away from its URL (pasted into a context, cached, quoted), where /docs/x and ../x lead nowhere. Pages with no links are not counted. Proportional over the sample.",
 		Fix:      "Write absolute URLs in the markdown you serve agents (most generators can rewrite links on output).",
-		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			d := PageMarkdownDoc(p)
-			if d == nil || len(d.Links) == 0 {
-				return false, false, ""
-			}
-			if n, first := RelativeLinks(d); n > 0 {
-				return true, false, fmt.Sprintf("has %s that only resolve against its own URL (first: %s)", plural(n, "link", "links"), clip.To(first, 80))
-			}
-			return true, true, ""
-		})
-		o.NA = "No sampled page's markdown has links."
-		return o
-	})
+		Effort:   Small}, readNeeds, eachPage(because("No sampled page's markdown has links."), func(p *gather.ReadPage) (bool, string) {
+		d := PageMarkdownDoc(p)
+		if d == nil || len(d.Links) == 0 {
+			return false, ""
+		}
+		if n, first := RelativeLinks(d); n > 0 {
+			return true, fmt.Sprintf("has %s that only resolve against its own URL (first: %s)", plural(n, "link", "links"), clip.To(first, 80))
+		}
+		return true, ""
+	}))
 	readCheck(Definition{ID: "R.17", Name: "Markdown Section Headings",
 		LooksFor: "The headings of each sampled page's markdown.",
 		Rule:     "A page passes when its markdown has headings and does not repeat a generic one (Overview, Example, Usage, Parameters…): agents read pages in sections, and a section called “Example” for the fifth time has lost its context. Proportional over the pages with markdown.",
 		Fix:      "Give every section a heading, and name repeated sections by what they hold (“Example: create an invoice”, “Python”).",
-		Effort:   Small}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			d := PageMarkdownDoc(p)
-			if d == nil {
-				return false, false, ""
-			}
-			if why := HeadingProblem(d); why != "" {
-				return true, false, why
-			}
-			return true, true, ""
-		})
-		o.NA = noMarkdown
-		return o
-	})
+		Effort:   Small}, readNeeds, eachPage(because(noMarkdown), func(p *gather.ReadPage) (bool, string) {
+		d := PageMarkdownDoc(p)
+		if d == nil {
+			return false, ""
+		}
+		return true, HeadingProblem(d)
+	}))
 	readCheck(Definition{ID: "R.18", Name: "Tab Panels Reach Agents",
 		LooksFor: "Each sampled page's tab panels (role=\"tabpanel\"): their text in the HTML and, when the page has markdown, in the markdown.",
 		Rule:     fmt.Sprintf("A page passes when every tab panel has text in the HTML the server sends and, when the page has markdown, the markdown holds at least %d%% of each panel's words (code samples in other languages, platform-specific steps). Pages without tabs are not counted. Proportional over the sample.", MinParity),
 		Fix:      "Render every tab's content into the HTML (hidden is fine) and serialise each tab into the markdown as its own section, headed by the tab's name.",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !answered(p) || len(p.Page.TabPanels) == 0 {
-				return false, false, ""
-			}
-			if why := TabProblem(p); why != "" {
-				return true, false, why
-			}
-			return true, true, ""
-		})
-		o.NA = "No sampled page has tabbed content (role=\"tabpanel\")."
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(because("No sampled page has tabbed content (role=\"tabpanel\")."), func(p *gather.ReadPage) (bool, string) {
+		if !answered(p) || len(p.Page.TabPanels) == 0 {
+			return false, ""
+		}
+		return true, TabProblem(p)
+	}))
 }
 
 // TabProblem says what an agent misses of a page's tabbed content ("" when

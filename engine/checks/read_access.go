@@ -89,38 +89,21 @@ func init() {
 		LooksFor: fmt.Sprintf("Machine-generated data in each sampled page's content, which an agent reads as text: tables of %d or more rows of the same width, and JSON or base64 of %s bytes or more (in code blocks, or an image's data: URI).", htmlpage.DataMinRows, thousands(htmlpage.DataMinBytes)),
 		Rule:     fmt.Sprintf("A page fails when such data is half or more of what an agent reads of it (its text plus data: URIs) and that is over %s tokens, half of R.1's limit: the data, not the content, makes the page long. Pages without data pass. Proportional over the sample.", thousands(MaxDataTokens)),
 		Fix:      "Move large tables, JSON and base64 out of the page: keep a few sample rows and link the whole as a file (CSV, JSON) or an API endpoint, and serve images as image files.",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			if !answered(p) {
-				return false, false, ""
-			}
-			if why := DataProblem(p); why != "" {
-				return true, false, why
-			}
-			return true, true, ""
-		})
-		o.NA = noSample(in)
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(noSample, ofAnswered(DataProblem)))
 	readCheck(Definition{ID: "R.20", Name: "Readable Past a Sign-in",
 		LooksFor: "Each sampled page behind a sign-in (it answers 401 or 403, a sign-in form, or a redirect to a sign-in page), and the markdown it has without one: its .md twin, or its answer to Accept: text/markdown.",
 		Rule:     fmt.Sprintf("A page behind a sign-in passes when its markdown is public and holds at least %d words (not a sign-in page of its own). Pages not behind a sign-in are not counted; not applicable when none is. Proportional over the sample.", MinAltWords),
 		Fix:      "Publish what agents need to read without a sign-in, or serve those pages' markdown (.md twins, Accept: text/markdown) publicly and list it in llms.txt; keep the sign-in for what is private.",
-		Effort:   Medium}, readNeeds, func(in gather.Source) ReadOutcome {
-		o := perPage(in, func(p *gather.ReadPage) (bool, bool, string) {
-			wall := SignInWall(p)
-			if wall == "" {
-				return false, false, ""
-			}
-			switch md := PageMarkdown(p); {
-			case md == nil:
-				return true, false, wall + ", and has no public markdown"
-			case !ReadableMarkdown(p):
-				return true, false, fmt.Sprintf("%s, and its markdown has fewer than %d words: a sign-in page too", wall, MinAltWords)
-			}
-			return true, true, ""
-		})
-		o.NA = "No sampled page is behind a sign-in."
-		return o
-	})
+		Effort:   Medium}, readNeeds, eachPage(because("No sampled page is behind a sign-in."), func(p *gather.ReadPage) (bool, string) {
+		wall := SignInWall(p)
+		switch {
+		case wall == "":
+			return false, ""
+		case PageMarkdown(p) == nil:
+			return true, wall + ", and has no public markdown"
+		case !ReadableMarkdown(p):
+			return true, fmt.Sprintf("%s, and its markdown has fewer than %d words: a sign-in page too", wall, MinAltWords)
+		}
+		return true, ""
+	}))
 }

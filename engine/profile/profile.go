@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -37,9 +38,7 @@ func skip(reason string, ids ...string) map[string]string {
 func merge(ms ...map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
+		maps.Copy(out, m)
 	}
 	return out
 }
