@@ -335,6 +335,7 @@ type Record struct {
 	Err    string // a user-facing cause (see Error), never a library's raw text
 	// ReadSuite: made only for the read suite or the profile
 	// (Request.ReadSuite); false once a check asked for the same thing.
+	// Records sets it from owner, the call the record was made for.
 	ReadSuite bool
 	owner     *call
 }
@@ -585,7 +586,7 @@ var testHookSharedWait func(target string)
 // It never waits on a request that has itself met a redirect: a waiting
 // request has always met one, so no two requests can wait on each other.
 func (s *Session) sharedHop(ctx context.Context, req Request, target string, self *call) *Response {
-	if self == nil || (req.Method != "" && req.Method != http.MethodGet) || req.Body != nil {
+	if (req.Method != "" && req.Method != http.MethodGet) || req.Body != nil {
 		return nil
 	}
 	hop := req
@@ -648,7 +649,7 @@ func (s *Session) do(ctx context.Context, req Request, self *call) *Response {
 		if err != nil {
 			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout, s.c.cfg.Policy.Opaque)
 			resp.Err = fe
-			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, ReadSuite: req.ReadSuite, owner: self, Err: "not sent: " + fe.Error()})
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, owner: self, Err: "not sent: " + fe.Error()})
 			resp.Elapsed = time.Since(start)
 			return resp
 		}
@@ -690,11 +691,11 @@ func (s *Session) do(ctx context.Context, req Request, self *call) *Response {
 		if err != nil {
 			release()
 			fe := classify(err, u.Hostname(), parent, s.c.cfg.RequestTimeout, s.c.cfg.Policy.Opaque)
-			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, ReadSuite: req.ReadSuite, owner: self, Err: fe.Error()})
+			s.record(Record{Method: method, URL: current, Accept: req.Accept, Round: req.Round, owner: self, Err: fe.Error()})
 			resp.Err = fe
 			break
 		}
-		s.record(Record{Method: method, URL: current, Accept: req.Accept, Status: hresp.StatusCode, Round: req.Round, Proto: hresp.Proto, ReadSuite: req.ReadSuite, owner: self})
+		s.record(Record{Method: method, URL: current, Accept: req.Accept, Status: hresp.StatusCode, Round: req.Round, Proto: hresp.Proto, owner: self})
 		loc := hresp.Header.Get("Location")
 		if !req.NoRedirect && isRedirect(hresp.StatusCode) && loc != "" {
 			io.Copy(io.Discard, io.LimitReader(hresp.Body, 64<<10))

@@ -106,12 +106,7 @@ func gatherPages(c *Ctx) (*PagesDoc, error) {
 		}
 	}
 	if len(pick.urls) == 0 && home.Page != nil {
-		for _, a := range home.Page.Anchors {
-			if pageRelHas(a.Rels, "nofollow") {
-				continue
-			}
-			pick.add(a.Href)
-		}
+		pick.addLinks(home.Page)
 		if len(pick.urls) > 0 {
 			out.Source = "homepage links"
 		}
@@ -228,6 +223,16 @@ func (p *pagePicker) add(refs ...string) {
 			continue
 		}
 		p.urls = append(p.urls, u.String())
+	}
+}
+
+// addLinks adds the page's links but those marked nofollow: the fallback
+// when neither llms.txt nor the sitemap names a page.
+func (p *pagePicker) addLinks(page *htmlpage.Page) {
+	for _, a := range page.Anchors {
+		if !pageRelHas(a.Rels, "nofollow") {
+			p.add(a.Href)
+		}
 	}
 }
 

@@ -140,11 +140,7 @@ func gatherRead(c *Ctx) (*ReadDoc, error) {
 	source := sourceWords(len(fromLlms) > 0, len(out.Sitemap) > 0)
 	if len(candidates.urls) == 0 && home.Page != nil {
 		candidates = newPagePicker(c.Site.Target, home.Resp)
-		for _, a := range home.Page.Anchors {
-			if !pageRelHas(a.Rels, "nofollow") {
-				candidates.add(a.Href)
-			}
-		}
+		candidates.addLinks(home.Page)
 		if len(candidates.urls) > 0 {
 			source = "homepage links"
 		}
