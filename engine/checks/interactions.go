@@ -31,15 +31,7 @@ func Interactions(set *gather.Set, res *report.Result) []report.Interaction {
 	add := func(i report.Interaction) { out = append(out, i) }
 
 	// Pages that are empty shells, and no markdown anywhere to read instead.
-	shells, html := 0, 0
-	for _, p := range doc.Pages {
-		if answered(p) {
-			html++
-			if Shell(p) {
-				shells++
-			}
-		}
-	}
+	shells, html := Shells(doc)
 	noMarkdown := status("1.17") != report.Pass && status("R.5") != report.Pass && status("R.5") != report.Partial && status("R.6") != report.Pass && status("R.6") != report.Partial
 	if html > 0 && 2*shells >= html && noMarkdown {
 		add(report.Interaction{ID: "shell-without-markdown", Title: "Agents that do not run JavaScript read nothing",

@@ -346,6 +346,20 @@ func ContentStart(p *gather.ReadPage) int {
 	return 100 * p.Page.MainStart / p.Page.VisibleBytes
 }
 
+// Shells counts the sampled pages that answered as HTML, and how many of
+// them are application shells.
+func Shells(doc *gather.ReadDoc) (shells, html int) {
+	for _, p := range doc.Pages {
+		if answered(p) {
+			html++
+			if Shell(p) {
+				shells++
+			}
+		}
+	}
+	return shells, html
+}
+
 // Shell reports an HTML page with almost no main text and scripts: an
 // application shell a browser fills in.
 func Shell(p *gather.ReadPage) bool { return ShellPage(p.Page) }

@@ -106,16 +106,7 @@ func Detect(set *gather.Set, res *report.Result) *report.Profile {
 		if n := docsShare(all); len(all) >= 4 && n*2 >= len(all) {
 			docs.evidence = append(docs.evidence, fmt.Sprintf("%d of the %d pages its sitemap and llms.txt list are documentation", n, len(all)))
 		}
-		shells, html := 0, 0
-		for _, pg := range doc.Pages {
-			if pg.Page != nil && pg.HTML.OK() {
-				html++
-				if checks.Shell(pg) {
-					shells++
-				}
-			}
-		}
-		if html > 0 && shells*2 >= html {
+		if shells, html := checks.Shells(doc); html > 0 && shells*2 >= html {
 			app.evidence = append(app.evidence, fmt.Sprintf("%d of %d sampled pages are application shells", shells, html))
 		}
 	}
